@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# qpnic: `make` builds the modules against KDIR; `make check` and
+# `make demo` do all set-up themselves (see README.md).
+
+KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.0-*-amd64)))
+BUILD ?= build/modules
+
+.PHONY: all modules check demo deps clean
+
+all: modules
+
+modules:
+	scripts/build-modules.sh "$(KDIR)" $(BUILD)
+	@find $(BUILD) -name '*.ko' -printf '  built %p\n'
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+deps:
+	scripts/deps.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Address handles. Each gets a number librxe puts in its UD WQEs. */
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "qpnic.h"
+
+/* A RoCEv2 address: a GRH whose source GID exists on port 1. */
+int qpnic_check_ah_attr(struct qpnic_dev *qdev, const struct rdma_ah_attr *attr)
+{
+	const struct ib_global_route *grh;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH)) {
+		ibdev_dbg(&qdev->ibdev, "ah: type %d flags %#x: RoCE needs a GRH\n",
+			  attr->type, rdma_ah_get_ah_flags(attr));
+		return -EINVAL;
+	}
+	if (rdma_ah_get_port_num(attr) != 1) {
+		ibdev_dbg(&qdev->ibdev, "ah: port %u, device has port 1\n",
+			  rdma_ah_get_port_num(attr));
+		return -EINVAL;
+	}
+	grh = rdma_ah_read_grh(attr);
+	if (!grh->sgid_attr) {
+		ibdev_dbg(&qdev->ibdev, "ah: sgid_index %u has no GID\n",
+			  grh->sgid_index);
+		return -EINVAL;
+	}
+	if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
+		ibdev_dbg(&qdev->ibdev, "ah: sgid_index %u is GID type %d, need RoCEv2\n",
+			  grh->sgid_index, grh->sgid_attr->gid_type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibah->device);
+	struct qpnic_ah *ah = to_qah(ibah);
+	struct rxe_create_ah_resp resp = {};
+	int err;
+
+	err = qpnic_check_ah_attr(qdev, init->ah_attr);
+	if (err)
+		return err;
+	if (!atomic_add_unless(&qdev->num_ah, 1, QPNIC_MAX_AH)) {
+		ibdev_dbg(&qdev->ibdev, "create_ah: limit of %u AHs reached\n",
+			  QPNIC_MAX_AH);
+		return -ENOMEM;
+	}
+	/* create_ah may run in atomic context (RDMA_CREATE_AH_SLEEPABLE clear). */
+	err = xa_alloc_cyclic_irq(&qdev->ahs, &ah->ah_num, ah, XA_LIMIT(1, QPNIC_MAX_AH),
+				  &qdev->next_ah,
+				  (init->flags & RDMA_CREATE_AH_SLEEPABLE) ?
+				  GFP_KERNEL : GFP_ATOMIC);
+	if (err < 0) {
+		ibdev_dbg(&qdev->ibdev, "create_ah: no AH number left (%d)\n", err);
+		err = -ENOMEM;
+		goto err_count;
+	}
+	rdma_copy_ah_attr(&ah->attr, init->ah_attr);
+	if (udata && udata->outlen >= sizeof(resp)) {
+		resp.ah_num = ah->ah_num;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_num;
+	}
+	return 0;
+
+err_num:
+	rdma_destroy_ah_attr(&ah->attr);
+	xa_erase_irq(&qdev->ahs, ah->ah_num);
+err_count:
+	atomic_dec(&qdev->num_ah);
+	return err;
+}
+
+int qpnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	*attr = to_qah(ibah)->attr;
+	/* The caller does not own a reference on our GID attribute. */
+	attr->grh.sgid_attr = NULL;
+	return 0;
+}
+
+int qpnic_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	struct qpnic_dev *qdev = to_qdev(ibah->device);
+	struct qpnic_ah *ah = to_qah(ibah);
+
+	xa_erase_irq(&qdev->ahs, ah->ah_num);
+	rdma_destroy_ah_attr(&ah->attr);
+	atomic_dec(&qdev->num_ah);
+	return 0;
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues. Kernel CQs hold struct ib_wc, user CQs hold
+ * struct ib_uverbs_wc in a ring librxe polls directly.
+ */
+#include <rdma/ib_user_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "qpnic.h"
+
+static u32 qpnic_cqe_size(bool user)
+{
+	return user ? sizeof(struct ib_uverbs_wc) : sizeof(struct ib_wc);
+}
+
+static int qpnic_cq_check_size(struct qpnic_dev *qdev, int cqe)
+{
+	if (cqe < 1 || cqe > QPNIC_MAX_CQE) {
+		ibdev_dbg(&qdev->ibdev, "cq: %d entries asked, range is 1..%u\n",
+			  cqe, QPNIC_MAX_CQE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibcq->device);
+	struct qpnic_cq *cq = to_qcq(ibcq);
+	struct rxe_create_cq_resp resp = {};
+	int err;
+
+	if (attr->flags) {
+		ibdev_dbg(&qdev->ibdev, "cq: unsupported flags %#x\n", attr->flags);
+		return -EOPNOTSUPP;
+	}
+	if (attr->comp_vector >= qdev->ibdev.num_comp_vectors) {
+		ibdev_dbg(&qdev->ibdev, "cq: comp_vector %u, device has %d\n",
+			  attr->comp_vector, qdev->ibdev.num_comp_vectors);
+		return -EINVAL;
+	}
+	err = qpnic_cq_check_size(qdev, attr->cqe);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp)) {
+		ibdev_dbg(&qdev->ibdev, "cq: response of %zu bytes, need %zu\n",
+			  udata->outlen, sizeof(resp));
+		return -EINVAL;
+	}
+	if (!atomic_add_unless(&qdev->num_cq, 1, QPNIC_MAX_CQ)) {
+		ibdev_dbg(&qdev->ibdev, "cq: limit of %u CQs reached\n",
+			  QPNIC_MAX_CQ);
+		return -ENOMEM;
+	}
+
+	spin_lock_init(&cq->lock);
+	cq->user = !!udata;
+	err = qpnic_queue_init(qdev, &cq->queue, attr->cqe,
+			       qpnic_cqe_size(cq->user), QPNIC_Q_FROM_KERNEL,
+			       udata, &resp.mi);
+	if (err)
+		goto err_count;
+	ibcq->cqe = cq->queue.mask;
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_queue;
+	}
+	return 0;
+
+err_queue:
+	qpnic_queue_free(&cq->queue);
+err_count:
+	atomic_dec(&qdev->num_cq);
+	return err;
+}
+
+int qpnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct qpnic_cq *cq = to_qcq(ibcq);
+
+	/* The core refuses while a QP or SRQ still uses this CQ. */
+	qpnic_queue_free(&cq->queue);
+	atomic_dec(&to_qdev(ibcq->device)->num_cq);
+	return 0;
+}
+
+int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibcq->device);
+	struct qpnic_cq *cq = to_qcq(ibcq);
+	struct rxe_resize_cq_resp resp = {};
+	struct qpnic_queue newq, oldq;
+	u32 count, i;
+	int err;
+
+	err = qpnic_cq_check_size(qdev, cqe);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp)) {
+		ibdev_dbg(&qdev->ibdev, "resize_cq: response of %zu bytes, need %zu\n",
+			  udata->outlen, sizeof(resp));
+		return -EINVAL;
+	}
+	err = qpnic_queue_init(qdev, &newq, cqe, qpnic_cqe_size(cq->user),
+			       QPNIC_Q_FROM_KERNEL, udata, &resp.mi);
+	if (err)
+		return err;
+
+	spin_lock_irq(&cq->lock);
+	count = qpnic_queue_count(&cq->queue);
+	if (count > newq.mask) {
+		spin_unlock_irq(&cq->lock);
+		ibdev_dbg(&qdev->ibdev, "resize_cq: %u CQEs queued, asked %d\n",
+			  count, cqe);
+		err = -EINVAL;
+		goto err_free;
+	}
+	for (i = 0; i < count; i++) {
+		memcpy(qpnic_queue_slot(&newq, newq.prod),
+		       qpnic_queue_slot(&cq->queue, cq->queue.cons + i),
+		       qpnic_cqe_size(cq->user));
+		newq.prod = (newq.prod + 1) & newq.mask;
+	}
+	newq.buf->producer_index = newq.prod;
+	oldq = cq->queue;
+	cq->queue = newq;
+	ibcq->cqe = newq.mask;
+	spin_unlock_irq(&cq->lock);
+
+	if (udata) {
+		/* Too late to undo: the old ring is gone either way. */
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	}
+	qpnic_queue_free(&oldq);
+	return err;
+
+err_free:
+	qpnic_queue_free(&newq);
+	return err;
+}
+
+int qpnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct qpnic_cq *cq = to_qcq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries && qpnic_queue_count(&cq->queue)) {
+		wc[n++] = *(struct ib_wc *)qpnic_queue_slot(&cq->queue,
+							    cq->queue.cons);
+		qpnic_queue_consumed(&cq->queue);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+int qpnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct qpnic_cq *cq = to_qcq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* NEXT_COMP is the wider request and wins over SOLICITED. */
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && qpnic_queue_count(&cq->queue))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+static void qpnic_wc_to_uverbs(const struct ib_wc *wc, struct ib_uverbs_wc *uwc)
+{
+	memset(uwc, 0, sizeof(*uwc));
+	uwc->wr_id = wc->wr_id;
+	uwc->status = wc->status;
+	uwc->opcode = wc->opcode;
+	uwc->vendor_err = wc->vendor_err;
+	uwc->byte_len = wc->byte_len;
+	uwc->ex.imm_data = (__force __u32)wc->ex.imm_data;
+	uwc->qp_num = wc->qp->qp_num;
+	uwc->src_qp = wc->src_qp;
+	uwc->wc_flags = wc->wc_flags;
+	uwc->pkey_index = wc->pkey_index;
+	uwc->slid = wc->slid;
+	uwc->sl = wc->sl;
+	uwc->dlid_path_bits = wc->dlid_path_bits;
+	uwc->port_num = wc->port_num;
+}
+
+/*
+ * Queue one completion. Returns true when the CQ was armed for it: the
+ * caller then runs qpnic_cq_notify() once it holds no lock a completion
+ * handler could need (handlers may post new work). A full CQ is a CQ error
+ * (IB spec 11.4.2.1): the CQE is lost and the consumer gets IB_EVENT_CQ_ERR.
+ */
+bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
+{
+	unsigned long flags;
+	bool notify;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (qpnic_queue_count(&cq->queue) == cq->queue.mask) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		ibdev_dbg(cq->ibcq.device, "cq overflow, %u entries\n",
+			  cq->queue.mask);
+		if (cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.event = IB_EVENT_CQ_ERR,
+				.element.cq = &cq->ibcq,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return false;
+	}
+	if (cq->user)
+		qpnic_wc_to_uverbs(wc, qpnic_queue_slot(&cq->queue, cq->queue.prod));
+	else
+		*(struct ib_wc *)qpnic_queue_slot(&cq->queue, cq->queue.prod) = *wc;
+	qpnic_queue_produced(&cq->queue);
+	notify = cq->notify == IB_CQ_NEXT_COMP ||
+		 (cq->notify == IB_CQ_SOLICITED &&
+		  (solicited || wc->status != IB_WC_SUCCESS));
+	if (notify)
+		cq->notify = 0;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return notify;
+}
+
+void qpnic_cq_notify(struct qpnic_cq *cq)
+{
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}

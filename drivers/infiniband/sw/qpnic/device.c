@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The RDMA device: one RoCEv2 port on top of an Ethernet netdev. */
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+#include <uapi/rdma/rdma_user_ioctl_cmds.h>
+
+#include "qpnic.h"
+
+static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen)) {
+		ibdev_dbg(ibdev, "query_device: %zu/%zu bytes of driver data, none defined\n",
+			  udata->inlen, udata->outlen);
+		return -EINVAL;
+	}
+	memset(attr, 0, sizeof(*attr));
+	/* `rdma link delete` is how users remove a qpnic device */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->fw_ver = 0;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = U32_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = QPNIC_VENDOR_ID;
+	attr->vendor_part_id = 0;
+	attr->hw_ver = 0;
+	attr->max_qp = QPNIC_MAX_QP;
+	attr->max_qp_wr = QPNIC_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR | IB_DEVICE_BAD_QKEY_CNTR |
+				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SRQ_RESIZE |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_send_sge = QPNIC_MAX_SGE;
+	attr->max_recv_sge = QPNIC_MAX_SGE;
+	attr->max_sge_rd = QPNIC_MAX_SGE;
+	attr->max_cq = QPNIC_MAX_CQ;
+	attr->max_cqe = QPNIC_MAX_CQE;
+	attr->max_mr = QPNIC_MAX_MR;
+	attr->max_pd = QPNIC_MAX_PD;
+	attr->max_qp_rd_atom = QPNIC_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = QPNIC_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = QPNIC_MAX_RD_ATOMIC * 1024;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_mcast_grp = QPNIC_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = QPNIC_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = QPNIC_MAX_MCAST_GRP *
+					  QPNIC_MAX_MCAST_QP_ATTACH;
+	attr->max_ah = QPNIC_MAX_AH;
+	attr->max_srq = QPNIC_MAX_SRQ;
+	attr->max_srq_wr = QPNIC_MAX_SRQ_WR;
+	attr->max_srq_sge = QPNIC_MAX_SGE;
+	attr->max_fast_reg_page_list_len = 0;
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int qpnic_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct qpnic_dev *qdev = to_qdev(ibdev);
+	struct net_device *ndev = qdev->ndev;
+	bool up = netif_running(ndev) && netif_carrier_ok(ndev);
+
+	/* The core zeroed attr; it fills the GID table length itself. */
+	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+				IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = QPNIC_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = QPNIC_MAX_MSG_SIZE;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->pkey_tbl_len = 1;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->sm_sl = 0;
+	attr->subnet_timeout = 0;
+	attr->init_type_reply = 0;
+	attr->active_width = IB_WIDTH_4X;
+	attr->active_speed = IB_SPEED_EDR;
+	return 0;
+}
+
+static int qpnic_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr = {};
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int qpnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index) {
+		ibdev_dbg(ibdev, "query_pkey: index %u, table has 1 entry\n", index);
+		return -EINVAL;
+	}
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static enum rdma_link_layer qpnic_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int qpnic_modify_device(struct ib_device *ibdev, int mask,
+			       struct ib_device_modify *attr)
+{
+	if (mask & ~(IB_DEVICE_MODIFY_SYS_IMAGE_GUID | IB_DEVICE_MODIFY_NODE_DESC)) {
+		ibdev_dbg(ibdev, "modify_device: mask %#x not supported\n", mask);
+		return -EOPNOTSUPP;
+	}
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC)
+		memcpy(ibdev->node_desc, attr->node_desc, sizeof(ibdev->node_desc));
+	return 0;
+}
+
+static int qpnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static void qpnic_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static void qpnic_dealloc_driver(struct ib_device *ibdev)
+{
+	struct qpnic_dev *qdev = to_qdev(ibdev);
+
+	qpnic_mcast_cleanup(qdev);
+	WARN_ON(!xa_empty(&qdev->qps) || !xa_empty(&qdev->mrs) ||
+		!xa_empty(&qdev->ahs) || !xa_empty(&qdev->srqs));
+	xa_destroy(&qdev->qps);
+	xa_destroy(&qdev->mrs);
+	xa_destroy(&qdev->ahs);
+	xa_destroy(&qdev->srqs);
+	mutex_destroy(&qdev->mcast_lock);
+}
+
+const struct ib_device_ops qpnic_dev_ops = {
+	.owner = THIS_MODULE,
+	/* librxe binds to RDMA_DRIVER_RXE devices whatever their name. */
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = QPNIC_UVERBS_ABI_VERSION,
+
+	.alloc_pd = qpnic_alloc_pd,
+	.alloc_ucontext = qpnic_alloc_ucontext,
+	.attach_mcast = qpnic_attach_mcast,
+	.create_ah = qpnic_create_ah,
+	.create_cq = qpnic_create_cq,
+	.create_qp = qpnic_create_qp,
+	.create_srq = qpnic_create_srq,
+	.create_user_ah = qpnic_create_ah,
+	.dealloc_driver = qpnic_dealloc_driver,
+	.dealloc_pd = qpnic_dealloc_pd,
+	.dealloc_ucontext = qpnic_dealloc_ucontext,
+	.dereg_mr = qpnic_dereg_mr,
+	.destroy_ah = qpnic_destroy_ah,
+	.destroy_cq = qpnic_destroy_cq,
+	.destroy_qp = qpnic_destroy_qp,
+	.destroy_srq = qpnic_destroy_srq,
+	.detach_mcast = qpnic_detach_mcast,
+	.get_dma_mr = qpnic_get_dma_mr,
+	.get_link_layer = qpnic_get_link_layer,
+	.get_port_immutable = qpnic_get_port_immutable,
+	.mmap = qpnic_mmap,
+	.mmap_free = qpnic_mmap_free,
+	.modify_device = qpnic_modify_device,
+	.modify_qp = qpnic_modify_qp,
+	.modify_srq = qpnic_modify_srq,
+	.poll_cq = qpnic_poll_cq,
+	.post_recv = qpnic_post_recv,
+	.post_send = qpnic_post_send,
+	.post_srq_recv = qpnic_post_srq_recv,
+	.query_ah = qpnic_query_ah,
+	.query_device = qpnic_query_device,
+	.query_pkey = qpnic_query_pkey,
+	.query_port = qpnic_query_port,
+	.query_qp = qpnic_query_qp,
+	.query_srq = qpnic_query_srq,
+	.reg_user_mr = qpnic_reg_user_mr,
+	.req_notify_cq = qpnic_req_notify_cq,
+	.resize_cq = qpnic_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, qpnic_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, qpnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, qpnic_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, qpnic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, qpnic_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, qpnic_ucontext, ibuc),
+};
+
+void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &qdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/*
+ * Create and register a device on @ndev. The ib_device's parent is the
+ * NIC's own device (a PCI function) when there is one, as for an RNIC.
+ */
+int qpnic_add_device(const char *name, struct net_device *ndev,
+		     struct ib_device **out)
+{
+	struct qpnic_dev *qdev;
+	struct ib_device *ibdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_debug("qpnic: %s is not an Ethernet device (type %u)\n",
+			 ndev->name, ndev->type);
+		return -EINVAL;
+	}
+	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
+	if (ibdev) {
+		pr_debug("qpnic: %s already has RDMA device %s\n", ndev->name,
+			 dev_name(&ibdev->dev));
+		ib_device_put(ibdev);
+		return -EEXIST;
+	}
+
+	qdev = ib_alloc_device(qpnic_dev, ibdev);
+	if (!qdev)
+		return -ENOMEM;
+	ibdev = &qdev->ibdev;
+	qdev->ndev = ndev;
+	xa_init_flags(&qdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&qdev->mrs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&qdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1);
+	mutex_init(&qdev->mcast_lock);
+	INIT_LIST_HEAD(&qdev->mcast_groups);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
+	strscpy(ibdev->node_desc, "qpnic", sizeof(ibdev->node_desc));
+	ibdev->dev.parent = ndev->dev.parent;
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(ibdev, &qpnic_dev_ops);
+
+	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+	err = ib_register_device(ibdev, name, NULL);
+	if (err) {
+		pr_debug("qpnic: registering %s on %s failed %d\n", name,
+			 ndev->name, err);
+		goto err_dealloc;
+	}
+	if (out)
+		*out = ibdev;
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(ibdev);
+	return err;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Multicast attach/detach bookkeeping. The core counts attachments in
+ * qp->usecnt (which keeps an attached QP from being destroyed), so every
+ * successful attach here is one count and every detach takes one back.
+ */
+#include <linux/etherdevice.h>
+#include <linux/slab.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <rdma/ib_addr.h>
+
+#include "qpnic.h"
+
+struct qpnic_mcast_group {
+	struct list_head list;		/* qdev->mcast_groups */
+	union ib_gid mgid;
+	u8 mac[ETH_ALEN];
+	u32 num_qps;
+	struct list_head attachments;
+};
+
+struct qpnic_mcast_attach {
+	struct list_head list;
+	struct qpnic_qp *qp;
+	u32 count;
+};
+
+static void qpnic_mgid_to_mac(const union ib_gid *mgid, u8 *mac)
+{
+	if (ipv6_addr_v4mapped((const struct in6_addr *)mgid->raw))
+		ip_eth_mc_map(*(const __be32 *)&mgid->raw[12], mac);
+	else
+		ipv6_eth_mc_map((const struct in6_addr *)mgid->raw, mac);
+}
+
+static struct qpnic_mcast_group *qpnic_mcast_find(struct qpnic_dev *qdev,
+						  const union ib_gid *mgid)
+{
+	struct qpnic_mcast_group *grp;
+
+	list_for_each_entry(grp, &qdev->mcast_groups, list)
+		if (!memcmp(grp->mgid.raw, mgid->raw, sizeof(mgid->raw)))
+			return grp;
+	return NULL;
+}
+
+static struct qpnic_mcast_attach *qpnic_mcast_find_qp(struct qpnic_mcast_group *grp,
+						      struct qpnic_qp *qp)
+{
+	struct qpnic_mcast_attach *at;
+
+	list_for_each_entry(at, &grp->attachments, list)
+		if (at->qp == qp)
+			return at;
+	return NULL;
+}
+
+static void qpnic_mcast_free_group(struct qpnic_dev *qdev,
+				   struct qpnic_mcast_group *grp)
+{
+	dev_mc_del(qdev->ndev, grp->mac);
+	list_del(&grp->list);
+	kfree(grp);
+}
+
+int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+	struct qpnic_mcast_group *grp;
+	struct qpnic_mcast_attach *at;
+	size_t ngroups = 0;
+	int err = 0;
+
+	if (ibqp->qp_type != IB_QPT_UD) {
+		ibdev_dbg(&qdev->ibdev, "attach_mcast: QP %u is type %d, needs UD\n",
+			  ibqp->qp_num, ibqp->qp_type);
+		return -EINVAL;
+	}
+	if (!rdma_is_multicast_addr((struct in6_addr *)gid->raw)) {
+		ibdev_dbg(&qdev->ibdev, "attach_mcast: %pI6 is not a multicast GID\n",
+			  gid->raw);
+		return -EINVAL;
+	}
+
+	mutex_lock(&qdev->mcast_lock);
+	grp = qpnic_mcast_find(qdev, gid);
+	if (!grp) {
+		list_for_each_entry(grp, &qdev->mcast_groups, list)
+			ngroups++;
+		if (ngroups >= QPNIC_MAX_MCAST_GRP) {
+			ibdev_dbg(&qdev->ibdev, "attach_mcast: limit of %u groups reached\n",
+				  QPNIC_MAX_MCAST_GRP);
+			err = -ENOMEM;
+			goto out;
+		}
+		grp = kzalloc(sizeof(*grp), GFP_KERNEL);
+		if (!grp) {
+			err = -ENOMEM;
+			goto out;
+		}
+		grp->mgid = *gid;
+		INIT_LIST_HEAD(&grp->attachments);
+		qpnic_mgid_to_mac(gid, grp->mac);
+		err = dev_mc_add(qdev->ndev, grp->mac);
+		if (err) {
+			ibdev_dbg(&qdev->ibdev, "attach_mcast: dev_mc_add %pM failed %d\n",
+				  grp->mac, err);
+			kfree(grp);
+			goto out;
+		}
+		list_add(&grp->list, &qdev->mcast_groups);
+	}
+	at = qpnic_mcast_find_qp(grp, qp);
+	if (at) {
+		at->count++;
+		goto out;
+	}
+	if (grp->num_qps >= QPNIC_MAX_MCAST_QP_ATTACH) {
+		ibdev_dbg(&qdev->ibdev, "attach_mcast: group %pI6 has %u QPs, the limit\n",
+			  gid->raw, grp->num_qps);
+		err = -ENOMEM;
+		goto out;
+	}
+	at = kzalloc(sizeof(*at), GFP_KERNEL);
+	if (!at) {
+		err = -ENOMEM;
+		if (!grp->num_qps)
+			qpnic_mcast_free_group(qdev, grp);
+		goto out;
+	}
+	at->qp = qp;
+	at->count = 1;
+	list_add(&at->list, &grp->attachments);
+	grp->num_qps++;
+out:
+	mutex_unlock(&qdev->mcast_lock);
+	return err;
+}
+
+int qpnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_mcast_group *grp;
+	struct qpnic_mcast_attach *at = NULL;
+	int err = 0;
+
+	mutex_lock(&qdev->mcast_lock);
+	grp = qpnic_mcast_find(qdev, gid);
+	if (grp)
+		at = qpnic_mcast_find_qp(grp, to_qqp(ibqp));
+	if (!at) {
+		ibdev_dbg(&qdev->ibdev, "detach_mcast: QP %u is not attached to %pI6\n",
+			  ibqp->qp_num, gid->raw);
+		err = -EINVAL;
+		goto out;
+	}
+	if (--at->count)
+		goto out;
+	list_del(&at->list);
+	kfree(at);
+	if (!--grp->num_qps)
+		qpnic_mcast_free_group(qdev, grp);
+out:
+	mutex_unlock(&qdev->mcast_lock);
+	return err;
+}
+
+/* Device teardown: the core has detached every QP; free what is left. */
+void qpnic_mcast_cleanup(struct qpnic_dev *qdev)
+{
+	struct qpnic_mcast_group *grp, *tmp;
+	struct qpnic_mcast_attach *at, *atmp;
+
+	mutex_lock(&qdev->mcast_lock);
+	list_for_each_entry_safe(grp, tmp, &qdev->mcast_groups, list) {
+		list_for_each_entry_safe(at, atmp, &grp->attachments, list)
+			kfree(at);
+		list_del(&grp->list);
+		kfree(grp);
+	}
+	mutex_unlock(&qdev->mcast_lock);
+}

@@ -1,0 +1,904 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation (validation kept apart from construction), the IB
+ * state machine, posting, flushing and synchronous destruction.
+ */
+#include <linux/log2.h>
+#include <linux/overflow.h>
+#include <rdma/ib_cache.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "qpnic.h"
+
+#define QPNIC_QPN_MASK	0xffffff
+#define QPNIC_PSN_MASK	0xffffff
+
+static u32 qpnic_send_wqe_size(u32 max_sge, u32 max_inline)
+{
+	u32 payload = max_t(u32, max_sge * sizeof(struct rxe_sge), max_inline);
+
+	return roundup_pow_of_two(sizeof(struct rxe_send_wqe) + payload);
+}
+
+u32 qpnic_recv_wqe_size(u32 max_sge)
+{
+	return roundup_pow_of_two(sizeof(struct rxe_recv_wqe) +
+				  max_sge * sizeof(struct rxe_sge));
+}
+
+static int qpnic_check_cap(struct qpnic_dev *qdev, const char *what, u32 val,
+			   u32 limit)
+{
+	if (val > limit) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: %s %u exceeds limit %u\n",
+			  what, val, limit);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Everything create_qp refuses, before anything is allocated. */
+static int qpnic_qp_check_init(struct qpnic_dev *qdev,
+			       const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata) {
+			ibdev_dbg(&qdev->ibdev, "create_qp: GSI QP from userspace\n");
+			return -EOPNOTSUPP;
+		}
+		if (init->port_num != 1) {
+			ibdev_dbg(&qdev->ibdev, "create_qp: GSI on port %u, device has port 1\n",
+				  init->port_num);
+			return -EINVAL;
+		}
+		break;
+	default:
+		ibdev_dbg(&qdev->ibdev, "create_qp: QP type %d not supported\n",
+			  init->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: unsupported create_flags %#x\n",
+			  init->create_flags);
+		return -EOPNOTSUPP;
+	}
+	if (init->rwq_ind_tbl) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: RSS indirection table not supported\n");
+		return -EOPNOTSUPP;
+	}
+	if (init->source_qpn) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: source_qpn %u not supported\n",
+			  init->source_qpn);
+		return -EOPNOTSUPP;
+	}
+	if (init->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    init->sq_sig_type != IB_SIGNAL_REQ_WR) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: sq_sig_type %d invalid\n",
+			  init->sq_sig_type);
+		return -EINVAL;
+	}
+	if (!init->send_cq || !init->recv_cq) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: send_cq %p recv_cq %p: both needed\n",
+			  init->send_cq, init->recv_cq);
+		return -EINVAL;
+	}
+	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: SRQ type %d needs an XRC QP\n",
+			  init->srq->srq_type);
+		return -EINVAL;
+	}
+	err = qpnic_check_cap(qdev, "max_send_wr", cap->max_send_wr, QPNIC_MAX_QP_WR);
+	err = err ?: qpnic_check_cap(qdev, "max_send_sge", cap->max_send_sge,
+				     QPNIC_MAX_SGE);
+	err = err ?: qpnic_check_cap(qdev, "max_inline_data", cap->max_inline_data,
+				     QPNIC_MAX_INLINE);
+	if (err || init->srq)
+		return err;
+	err = qpnic_check_cap(qdev, "max_recv_wr", cap->max_recv_wr, QPNIC_MAX_QP_WR);
+	return err ?: qpnic_check_cap(qdev, "max_recv_sge", cap->max_recv_sge,
+				      QPNIC_MAX_SGE);
+}
+
+/*
+ * Build the rings and write the real capacity back into @cap: the WR
+ * counts are what the rings hold, the SGE and inline sizes are what the
+ * (power of two) WQE slots hold, capped at the device limits.
+ */
+static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
+				struct ib_qp_init_attr *init,
+				struct ib_udata *udata,
+				struct rxe_create_qp_resp *resp)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 wqe_size, payload;
+	int err;
+
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
+
+	wqe_size = qpnic_send_wqe_size(cap->max_send_sge, cap->max_inline_data);
+	err = qpnic_queue_init(qdev, &qp->sq.queue, cap->max_send_wr, wqe_size,
+			       QPNIC_Q_TO_KERNEL, udata, &resp->sq_mi);
+	if (err)
+		return err;
+	payload = wqe_size - sizeof(struct rxe_send_wqe);
+	qp->sq.max_wr = qp->sq.queue.mask;
+	qp->sq.max_sge = min_t(u32, payload / sizeof(struct rxe_sge), QPNIC_MAX_SGE);
+	qp->max_inline = min_t(u32, payload, QPNIC_MAX_INLINE);
+
+	if (!init->srq) {
+		wqe_size = qpnic_recv_wqe_size(cap->max_recv_sge);
+		err = qpnic_queue_init(qdev, &qp->rq.queue, cap->max_recv_wr,
+				       wqe_size, QPNIC_Q_TO_KERNEL, udata,
+				       &resp->rq_mi);
+		if (err) {
+			qpnic_queue_free(&qp->sq.queue);
+			return err;
+		}
+		payload = wqe_size - sizeof(struct rxe_recv_wqe);
+		qp->rq.max_wr = qp->rq.queue.mask;
+		qp->rq.max_sge = min_t(u32, payload / sizeof(struct rxe_sge),
+				       QPNIC_MAX_SGE);
+	}
+
+	cap->max_send_wr = qp->sq.max_wr;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_inline_data = qp->max_inline;
+	cap->max_recv_wr = qp->rq.max_wr;
+	cap->max_recv_sge = qp->rq.max_sge;
+	return 0;
+}
+
+static void qpnic_qp_free_queues(struct qpnic_qp *qp)
+{
+	qpnic_queue_free(&qp->sq.queue);
+	if (qp->rq.queue.buf)
+		qpnic_queue_free(&qp->rq.queue);
+}
+
+/* Reserve a QP number: QP1 for GSI, otherwise the next free one, cyclically. */
+static int qpnic_qp_alloc_qpn(struct qpnic_dev *qdev, struct qpnic_qp *qp,
+			      enum ib_qp_type type)
+{
+	u32 qpn;
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		if (cmpxchg(&qdev->gsi_qp, NULL, qp)) {
+			ibdev_dbg(&qdev->ibdev, "create_qp: port 1 already has its GSI QP\n");
+			return -EBUSY;
+		}
+		qp->ibqp.qp_num = QPNIC_GSI_QPN;
+		return 0;
+	}
+	err = xa_alloc_cyclic(&qdev->qps, &qpn, NULL,
+			      XA_LIMIT(QPNIC_FIRST_QPN,
+				       QPNIC_FIRST_QPN + QPNIC_MAX_QP - 1),
+			      &qdev->next_qpn, GFP_KERNEL);
+	if (err < 0) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: no QP number left (%d, max_qp %u)\n",
+			  err, QPNIC_MAX_QP);
+		return err == -EBUSY ? -ENOMEM : err;
+	}
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+static void qpnic_qp_free_qpn(struct qpnic_dev *qdev, struct qpnic_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_GSI)
+		WRITE_ONCE(qdev->gsi_qp, NULL);
+	else
+		xa_erase(&qdev->qps, qp->ibqp.qp_num);
+}
+
+int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+	struct rxe_create_qp_resp resp = {};
+	int err;
+
+	err = qpnic_qp_check_init(qdev, init, udata);
+	if (err)
+		return err;
+	if (udata) {
+		if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+			ibdev_dbg(&qdev->ibdev, "create_qp: %zu bytes of unknown driver input\n",
+				  udata->inlen);
+			return -EOPNOTSUPP;
+		}
+		if (udata->outlen < sizeof(resp)) {
+			ibdev_dbg(&qdev->ibdev, "create_qp: response of %zu bytes, need %zu\n",
+				  udata->outlen, sizeof(resp));
+			return -EINVAL;
+		}
+	}
+	if (!atomic_add_unless(&qdev->num_qp, 1, QPNIC_MAX_QP)) {
+		ibdev_dbg(&qdev->ibdev, "create_qp: limit of %u QPs reached\n",
+			  QPNIC_MAX_QP);
+		return -ENOMEM;
+	}
+
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	mutex_init(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	qp->user = !!udata;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	err = qpnic_qp_alloc_qpn(qdev, qp, init->qp_type);
+	if (err)
+		goto err_count;
+	err = qpnic_qp_init_queues(qdev, qp, init, udata, &resp);
+	if (err)
+		goto err_qpn;
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_queues;
+	}
+	if (init->qp_type != IB_QPT_GSI)
+		xa_store(&qdev->qps, ibqp->qp_num, qp, GFP_KERNEL);
+	return 0;
+
+err_queues:
+	qpnic_qp_free_queues(qp);
+err_qpn:
+	qpnic_qp_free_qpn(qdev, qp);
+err_count:
+	atomic_dec(&qdev->num_qp);
+	return err;
+}
+
+int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+
+	/* Unpublish, then wait until no lookup holds the QP any more. */
+	qpnic_qp_free_qpn(qdev, qp);
+	if (!refcount_dec_and_test(&qp->ref))
+		wait_for_completion(&qp->released);
+	qpnic_qp_free_queues(qp);
+	rdma_destroy_ah_attr(&qp->attr.ah_attr);
+	mutex_destroy(&qp->state_lock);
+	atomic_dec(&qdev->num_qp);
+	return 0;
+}
+
+static enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode)
+{
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static void qpnic_qp_event(struct qpnic_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = type,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * Complete every queued WR of @wq with IB_WC_WR_FLUSH_ERR. Only wr_id and
+ * opcode are read from the ring, each once: nothing else of a user WQE
+ * matters for a flush. Called with wq->lock held.
+ */
+static bool qpnic_wq_flush(struct qpnic_qp *qp, struct qpnic_wq *wq,
+			   struct qpnic_cq *cq, bool send)
+{
+	struct ib_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp = &qp->ibqp,
+		.opcode = IB_WC_RECV,
+	};
+	bool notify = false;
+
+	while (qpnic_queue_count(&wq->queue)) {
+		void *slot = qpnic_queue_slot(&wq->queue, wq->queue.cons);
+
+		if (send) {
+			struct rxe_send_wqe *wqe = slot;
+
+			wc.wr_id = READ_ONCE(wqe->wr.wr_id);
+			wc.opcode = qpnic_wr_to_wc_opcode(READ_ONCE(wqe->wr.opcode));
+		} else {
+			wc.wr_id = READ_ONCE(((struct rxe_recv_wqe *)slot)->wr_id);
+		}
+		notify |= qpnic_cq_push(cq, &wc, false);
+		qpnic_queue_consumed(&wq->queue);
+	}
+	return notify;
+}
+
+static void qpnic_qp_flush_sq(struct qpnic_qp *qp)
+{
+	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
+	unsigned long flags;
+	bool notify;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	notify = qpnic_wq_flush(qp, &qp->sq, cq, true);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (notify)
+		qpnic_cq_notify(cq);
+}
+
+static void qpnic_qp_flush_rq(struct qpnic_qp *qp)
+{
+	struct qpnic_cq *cq = to_qcq(qp->ibqp.recv_cq);
+	unsigned long flags;
+	bool notify;
+
+	if (qp->ibqp.srq)
+		return;
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	notify = qpnic_wq_flush(qp, &qp->rq, cq, false);
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (notify)
+		qpnic_cq_notify(cq);
+}
+
+/* Posting paths read the state under their queue lock. */
+static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state)
+{
+	spin_lock_irq(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+	qp->state = state;
+	if (state == IB_QPS_RESET) {
+		qpnic_queue_discard(&qp->sq.queue);
+		if (qp->rq.queue.buf)
+			qpnic_queue_discard(&qp->rq.queue);
+	}
+	spin_unlock(&qp->rq.lock);
+	spin_unlock_irq(&qp->sq.lock);
+}
+
+static int qpnic_qp_check_attr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: port %u, device has port 1\n",
+			  attr->port_num);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: pkey_index %u, table has 1 entry\n",
+			  attr->pkey_index);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: access flags %#x not supported\n",
+			  attr->qp_access_flags);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096)) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: path_mtu %d invalid\n",
+			  attr->path_mtu);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > QPNIC_MAX_RD_ATOMIC) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: max_rd_atomic %u exceeds %u\n",
+			  attr->max_rd_atomic, QPNIC_MAX_RD_ATOMIC);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > QPNIC_MAX_RD_ATOMIC) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: max_dest_rd_atomic %u exceeds %u\n",
+			  attr->max_dest_rd_atomic, QPNIC_MAX_RD_ATOMIC);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: retry_cnt %u exceeds 7\n",
+			  attr->retry_cnt);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: rnr_retry %u exceeds 7\n",
+			  attr->rnr_retry);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: min_rnr_timer %u exceeds 31\n",
+			  attr->min_rnr_timer);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: timeout %u exceeds 31\n",
+			  attr->timeout);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > QPNIC_QPN_MASK) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: dest_qp_num %#x exceeds 24 bits\n",
+			  attr->dest_qp_num);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_RQ_PSN) && attr->rq_psn > QPNIC_PSN_MASK) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: rq_psn %#x exceeds 24 bits\n",
+			  attr->rq_psn);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_SQ_PSN) && attr->sq_psn > QPNIC_PSN_MASK) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: sq_psn %#x exceeds 24 bits\n",
+			  attr->sq_psn);
+		return -EINVAL;
+	}
+	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE)) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: path migration not supported (mask %#x)\n",
+			  mask);
+		return -EOPNOTSUPP;
+	}
+	if (mask & IB_QP_RATE_LIMIT) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: rate limit not supported\n");
+		return -EOPNOTSUPP;
+	}
+	if (mask & IB_QP_AV)
+		return qpnic_check_ah_attr(qdev, &attr->ah_attr);
+	return 0;
+}
+
+/* Keep what was set so query_qp can report it. */
+static void qpnic_qp_store_attr(struct qpnic_qp *qp, const struct ib_qp_attr *attr,
+				int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV)
+		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+}
+
+int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+	enum ib_qp_state cur, new;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: unknown attribute mask %#x\n",
+			  mask & ~IB_QP_ATTR_STANDARD_BITS);
+		return -EOPNOTSUPP;
+	}
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen)) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: %zu bytes of unknown driver input\n",
+			  udata->inlen);
+		return -EOPNOTSUPP;
+	}
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->state;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: QP %u is in state %d, caller says %d\n",
+			  ibqp->qp_num, cur, attr->cur_qp_state);
+		err = -EINVAL;
+		goto out;
+	}
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+		ibdev_dbg(&qdev->ibdev, "modify_qp: QP %u: %d -> %d with mask %#x not allowed\n",
+			  ibqp->qp_num, cur, new, mask);
+		err = -EINVAL;
+		goto out;
+	}
+	err = qpnic_qp_check_attr(qdev, qp, attr, mask);
+	if (err)
+		goto out;
+
+	qpnic_qp_store_attr(qp, attr, mask);
+	if (new == IB_QPS_RESET) {
+		/* Back to the state create_qp left: attributes forgotten. */
+		rdma_destroy_ah_attr(&qp->attr.ah_attr);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+	}
+	if (new != cur || new == IB_QPS_RESET)
+		qpnic_qp_set_state(qp, new);
+
+	if (new == IB_QPS_ERR && cur != IB_QPS_ERR) {
+		qpnic_qp_flush_sq(qp);
+		qpnic_qp_flush_rq(qp);
+		if (ibqp->srq)
+			qpnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
+	/* Nothing is ever in flight, so the SQ is drained at once. */
+	if (new == IB_QPS_SQD && cur != IB_QPS_SQD && qp->attr.en_sqd_async_notify)
+		qpnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}
+
+int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct qpnic_qp *qp = to_qqp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	*attr = qp->attr;
+	/* The caller does not own a reference on our GID attribute. */
+	attr->ah_attr.grh.sgid_attr = NULL;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	mutex_unlock(&qp->state_lock);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = ibqp->port;
+	return 0;
+}
+
+static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		return type == IB_QPT_RC || type == IB_QPT_UC;
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+#define QPNIC_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | \
+			  IB_SEND_INLINE)
+
+static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
+			       const struct ib_send_wr *wr)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	u64 len = 0;
+	int i;
+
+	if (!qpnic_opcode_ok(type, wr->opcode)) {
+		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid on QP type %d\n",
+			  wr->opcode, type);
+		return -EINVAL;
+	}
+	if (wr->send_flags & ~QPNIC_SEND_FLAGS) {
+		ibdev_dbg(&qdev->ibdev, "post_send: send_flags %#x not supported\n",
+			  wr->send_flags);
+		return -EINVAL;
+	}
+	if (wr->num_sge < 0) {
+		ibdev_dbg(&qdev->ibdev, "post_send: num_sge %d\n", wr->num_sge);
+		return -EINVAL;
+	}
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		if (wr->opcode == IB_WR_RDMA_READ || len > qp->max_inline) {
+			ibdev_dbg(&qdev->ibdev, "post_send: inline %llu bytes, opcode %d, max_inline %u\n",
+				  len, wr->opcode, qp->max_inline);
+			return -EINVAL;
+		}
+	} else if (wr->num_sge > qp->sq.max_sge) {
+		ibdev_dbg(&qdev->ibdev, "post_send: num_sge %d exceeds max_send_sge %u\n",
+			  wr->num_sge, qp->sq.max_sge);
+		return -EINVAL;
+	}
+	if (len > QPNIC_MAX_MSG_SIZE) {
+		ibdev_dbg(&qdev->ibdev, "post_send: %llu bytes exceed max_msg_sz %u\n",
+			  len, QPNIC_MAX_MSG_SIZE);
+		return -EINVAL;
+	}
+	if ((type == IB_QPT_UD || type == IB_QPT_GSI) && !ud_wr(wr)->ah) {
+		ibdev_dbg(&qdev->ibdev, "post_send: UD WR without an AH\n");
+		return -EINVAL;
+	}
+	if ((wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (wr->num_sge != 1 || len != 8)) {
+		ibdev_dbg(&qdev->ibdev, "post_send: atomic needs one 8-byte SGE (%d, %llu)\n",
+			  wr->num_sge, len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Translate a kernel WR into the rdma_rxe WQE format the SQ holds. */
+static void qpnic_build_send_wqe(struct qpnic_qp *qp, const struct ib_send_wr *wr,
+				 struct rxe_send_wqe *wqe)
+{
+	u32 len = 0;
+	int i;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr.wr_id = wr->wr_id;
+	wqe->wr.opcode = wr->opcode;
+	wqe->wr.send_flags = wr->send_flags;
+	if (qp->sig_all)
+		wqe->wr.send_flags |= IB_SEND_SIGNALED;
+	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		wqe->wr.ex.imm_data = wr->ex.imm_data;
+	else if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
+		wqe->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->wr.wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->wr.wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->wr.wr.atomic.swap = atomic_wr(wr)->swap;
+		wqe->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	default:
+		if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+			wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+			wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+			wqe->wr.wr.ud.pkey_index = ud_wr(wr)->pkey_index;
+			wqe->wr.wr.ud.ah_num = to_qah(ud_wr(wr)->ah)->ah_num;
+		}
+		break;
+	}
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u8 *p = wqe->dma.inline_data;
+
+		/* Virtual DMA: an SGE address is a kernel virtual address. */
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+	} else {
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->dma.sge[i].addr = wr->sg_list[i].addr;
+			wqe->dma.sge[i].length = wr->sg_list[i].length;
+			wqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		wqe->dma.num_sge = wr->num_sge;
+	}
+	wqe->dma.length = len;
+	wqe->dma.resid = len;
+}
+
+/* States in which the send queue takes new work (IB spec 10.3.1). */
+static bool qpnic_sq_open(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTS || state == IB_QPS_SQD ||
+	       state == IB_QPS_SQE || state == IB_QPS_ERR;
+}
+
+static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
+{
+	enum ib_qp_state state;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	state = qp->state;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (!qpnic_sq_open(state)) {
+		ibdev_dbg(&qdev->ibdev, "post_send: QP %u in state %d is not ready to send\n",
+			  qp->ibqp.qp_num, state);
+		return -EINVAL;
+	}
+	/* The wire transport picks the WQEs up; in error they flush. */
+	if (state == IB_QPS_ERR || state == IB_QPS_SQE)
+		qpnic_qp_flush_sq(qp);
+	return 0;
+}
+
+int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+	unsigned long flags;
+	bool flush;
+	int err = 0;
+
+	if (qp->user) {
+		if (wr) {
+			ibdev_dbg(&qdev->ibdev, "post_send: user QP %u posts through its ring\n",
+				  ibqp->qp_num);
+			*bad_wr = wr;
+			return -EOPNOTSUPP;
+		}
+		return qpnic_user_doorbell(qdev, qp);
+	}
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (!qpnic_sq_open(qp->state)) {
+		ibdev_dbg(&qdev->ibdev, "post_send: QP %u in state %d is not ready to send\n",
+			  ibqp->qp_num, qp->state);
+		err = -EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		err = qpnic_check_send_wr(qdev, qp, wr);
+		if (!err && qpnic_queue_count(&qp->sq.queue) == qp->sq.max_wr) {
+			ibdev_dbg(&qdev->ibdev, "post_send: QP %u send queue full (%u WRs)\n",
+				  ibqp->qp_num, qp->sq.max_wr);
+			err = -ENOMEM;
+		}
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+		qpnic_build_send_wqe(qp, wr,
+				     qpnic_queue_slot(&qp->sq.queue, qp->sq.queue.prod));
+		qpnic_queue_produced(&qp->sq.queue);
+	}
+out:
+	flush = qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (flush)
+		qpnic_qp_flush_sq(qp);
+	return err;
+}
+
+/* Validate @wr against @max_sge and queue it; caller holds the ring's lock. */
+int qpnic_recv_wqe_write(struct qpnic_queue *q, u32 max_sge,
+			 const struct ib_recv_wr *wr)
+{
+	struct rxe_recv_wqe *wqe;
+	u32 len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	if (qpnic_queue_count(q) == q->mask)
+		return -ENOMEM;
+	wqe = qpnic_queue_slot(q, q->prod);
+	wqe->wr_id = wr->wr_id;
+	for (i = 0; i < wr->num_sge; i++) {
+		wqe->dma.sge[i].addr = wr->sg_list[i].addr;
+		wqe->dma.sge[i].length = wr->sg_list[i].length;
+		wqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		len += wr->sg_list[i].length;
+	}
+	wqe->dma.num_sge = wr->num_sge;
+	wqe->dma.length = len;
+	wqe->dma.resid = len;
+	wqe->dma.cur_sge = 0;
+	wqe->dma.sge_offset = 0;
+	qpnic_queue_produced(q);
+	return 0;
+}
+
+int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+	unsigned long flags;
+	bool flush;
+	int err = 0;
+
+	if (ibqp->srq) {
+		ibdev_dbg(&qdev->ibdev, "post_recv: QP %u receives through its SRQ\n",
+			  ibqp->qp_num);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (qp->user) {
+		if (!wr)
+			return 0;
+		ibdev_dbg(&qdev->ibdev, "post_recv: user QP %u posts through its ring\n",
+			  ibqp->qp_num);
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (qp->state == IB_QPS_RESET) {
+		ibdev_dbg(&qdev->ibdev, "post_recv: QP %u is in RESET\n", ibqp->qp_num);
+		err = -EINVAL;
+		*bad_wr = wr;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		err = qpnic_recv_wqe_write(&qp->rq.queue, qp->rq.max_sge, wr);
+		if (err) {
+			ibdev_dbg(&qdev->ibdev, "post_recv: QP %u: %s (num_sge %d, max %u, %u WRs)\n",
+				  ibqp->qp_num, err == -ENOMEM ? "queue full" : "bad num_sge",
+				  wr->num_sge, qp->rq.max_sge, qp->rq.max_wr);
+			*bad_wr = wr;
+			break;
+		}
+	}
+out:
+	flush = qp->state == IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	if (flush)
+		qpnic_qp_flush_rq(qp);
+	return err;
+}

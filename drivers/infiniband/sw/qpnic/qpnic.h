@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * qpnic: RoCEv2 queue pairs on any Ethernet netdev.
+ *
+ * Internal interfaces shared by the files of the module.
+ */
+#ifndef QPNIC_H
+#define QPNIC_H
+
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
+
+#define QPNIC_UDP_PORT		4791
+/* librxe (rdma-core) checks this against the kernel's uverbs ABI version */
+#define QPNIC_UVERBS_ABI_VERSION 2
+#define QPNIC_VENDOR_ID		0xffffff	/* no IEEE OUI: a software device */
+#define QPNIC_GSI_QPN		1
+#define QPNIC_FIRST_QPN		16
+
+/* Device limits, reported by query_device and enforced by every verb. */
+#define QPNIC_MAX_QP		(1U << 20)
+#define QPNIC_MAX_QP_WR		16384
+#define QPNIC_MAX_SGE		32
+#define QPNIC_MAX_INLINE	512
+#define QPNIC_MAX_CQ		(1U << 20)
+#define QPNIC_MAX_CQE		((1U << 20) - 1)
+#define QPNIC_MAX_PD		(1U << 20)
+#define QPNIC_MAX_MR		(1U << 20)
+#define QPNIC_MAX_SRQ		(1U << 18)
+#define QPNIC_MAX_SRQ_WR	16384
+#define QPNIC_MAX_AH		(1U << 20)
+#define QPNIC_MAX_MCAST_GRP	8192
+#define QPNIC_MAX_MCAST_QP_ATTACH 56
+#define QPNIC_MAX_RD_ATOMIC	128
+#define QPNIC_GID_TBL_LEN	128
+#define QPNIC_MAX_MSG_SIZE	(1U << 31)
+
+struct qpnic_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;	/* held through ib_device_set_netdev */
+	struct xarray qps;		/* qpn -> struct qpnic_qp */
+	u32 next_qpn;			/* cyclic allocation cursor */
+	struct qpnic_qp *gsi_qp;	/* QP1, one per (single) port */
+	struct xarray mrs;		/* key index -> struct qpnic_mr */
+	u32 next_mr;
+	struct xarray ahs;		/* user AH numbers -> struct qpnic_ah */
+	u32 next_ah;
+	struct xarray srqs;
+	u32 next_srq;
+	struct mutex mcast_lock;	/* protects mcast_groups */
+	struct list_head mcast_groups;
+	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_ah;
+	struct list_head list;		/* qpnic_devices */
+};
+
+/*
+ * A ring in rdma_rxe's uapi layout (struct rxe_queue_buf), so librxe can
+ * share it. The kernel keeps its own indices here and never trusts the
+ * ring's copy of the index that the other side owns beyond masking it.
+ */
+enum qpnic_queue_dir {
+	QPNIC_Q_TO_KERNEL,	/* SQ, RQ, SRQ: the poster produces */
+	QPNIC_Q_FROM_KERNEL,	/* CQ: the kernel produces */
+};
+
+struct qpnic_queue {
+	struct rxe_queue_buf *buf;
+	struct rdma_user_mmap_entry *mmap_entry;	/* user rings only */
+	size_t buf_size;
+	u32 mask;		/* slots - 1: one slot always stays empty */
+	u32 log2_elem;
+	u32 prod;
+	u32 cons;
+	enum qpnic_queue_dir dir;
+	bool user;
+};
+
+struct qpnic_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void *buf;			/* vmalloc_user memory, freed in mmap_free */
+};
+
+struct qpnic_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct qpnic_pd {
+	struct ib_pd ibpd;
+};
+
+struct qpnic_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;		/* queue and notify state */
+	struct qpnic_queue queue;
+	u8 notify;			/* armed ib_cq_notify_flags, 0 if not */
+	bool user;
+};
+
+struct qpnic_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;
+	struct qpnic_queue queue;
+	u32 srq_num;
+	u32 max_sge;
+	u32 limit;
+	bool user;
+};
+
+struct qpnic_wq {
+	spinlock_t lock;
+	struct qpnic_queue queue;
+	u32 max_wr;
+	u32 max_sge;
+};
+
+struct qpnic_qp {
+	struct ib_qp ibqp;
+	refcount_t ref;
+	struct completion released;
+	struct mutex state_lock;	/* modify/query/destroy against each other */
+	enum ib_qp_state state;		/* written under both wq locks */
+	struct qpnic_wq sq;
+	struct qpnic_wq rq;		/* unused (no ring) with an SRQ */
+	u32 max_inline;
+	struct ib_qp_attr attr;		/* what modify_qp set, for query_qp */
+	bool sig_all;
+	bool user;
+};
+
+struct qpnic_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;
+	u32 ah_num;			/* non-zero for user AHs */
+};
+
+struct qpnic_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* NULL for the DMA MR */
+	u32 index;
+	int access;
+};
+
+static inline struct qpnic_dev *to_qdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct qpnic_dev, ibdev);
+}
+
+static inline struct qpnic_qp *to_qqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct qpnic_qp, ibqp);
+}
+
+static inline struct qpnic_cq *to_qcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct qpnic_cq, ibcq);
+}
+
+static inline struct qpnic_srq *to_qsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct qpnic_srq, ibsrq);
+}
+
+static inline struct qpnic_mr *to_qmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct qpnic_mr, ibmr);
+}
+
+static inline struct qpnic_ah *to_qah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct qpnic_ah, ibah);
+}
+
+/* device.c */
+extern const struct ib_device_ops qpnic_dev_ops;
+int qpnic_add_device(const char *name, struct net_device *ndev,
+		     struct ib_device **out);
+void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type);
+
+/* net.c */
+int qpnic_net_init(void);
+void qpnic_net_exit(void);
+
+/* queue.c */
+int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
+		     u32 capacity, u32 elem_size, enum qpnic_queue_dir dir,
+		     struct ib_udata *udata, struct mminfo *mi);
+void qpnic_queue_free(struct qpnic_queue *q);
+u32 qpnic_queue_count(struct qpnic_queue *q);
+void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index);
+void qpnic_queue_produced(struct qpnic_queue *q);
+void qpnic_queue_consumed(struct qpnic_queue *q);
+void qpnic_queue_discard(struct qpnic_queue *q);
+int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem, u32 *mask,
+		      size_t *bytes);
+int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void qpnic_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* cq.c */
+int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int qpnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int qpnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int qpnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited);
+void qpnic_cq_notify(struct qpnic_cq *cq);
+
+/* qp.c */
+int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int qpnic_recv_wqe_write(struct qpnic_queue *q, u32 max_sge,
+			 const struct ib_recv_wr *wr);
+u32 qpnic_recv_wqe_size(u32 max_sge);
+
+/* srq.c */
+int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int qpnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int qpnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int qpnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int qpnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+
+/* pd.c: protection domains and memory regions */
+int qpnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int qpnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+struct ib_mr *qpnic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* ah.c */
+int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int qpnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int qpnic_destroy_ah(struct ib_ah *ibah, u32 flags);
+int qpnic_check_ah_attr(struct qpnic_dev *qdev, const struct rdma_ah_attr *attr);
+
+/* mcast.c */
+int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int qpnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void qpnic_mcast_cleanup(struct qpnic_dev *qdev);
+
+#endif /* QPNIC_H */

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rings in the rdma_rxe uapi layout, kernel-only or shared with librxe.
+ *
+ * A ring of 2^n slots holds 2^n - 1 elements: one slot stays empty so that
+ * full and empty differ. Each side owns one index; the kernel keeps its
+ * own copy of both and only ever masks what userspace wrote.
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "qpnic.h"
+
+/*
+ * Size a ring for @capacity elements of @elem_size bytes. Fails with
+ * -EINVAL on overflow, before anything is allocated.
+ */
+int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem, u32 *mask,
+		      size_t *bytes)
+{
+	size_t data;
+	u32 slots;
+
+	if (capacity >= (1U << 30) || !elem_size || elem_size > (1U << 20))
+		return -EINVAL;
+	slots = roundup_pow_of_two(capacity + 1);
+	*log2_elem = order_base_2(elem_size);
+	*mask = slots - 1;
+	if (check_shl_overflow((size_t)slots, *log2_elem, &data) ||
+	    check_add_overflow(data, sizeof(struct rxe_queue_buf), bytes))
+		return -EINVAL;
+	return 0;
+}
+
+int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
+		     u32 capacity, u32 elem_size, enum qpnic_queue_dir dir,
+		     struct ib_udata *udata, struct mminfo *mi)
+{
+	struct qpnic_ucontext *uctx;
+	struct qpnic_mmap_entry *entry;
+	int err;
+
+	memset(q, 0, sizeof(*q));
+	err = qpnic_queue_slots(capacity, elem_size, &q->log2_elem, &q->mask,
+				&q->buf_size);
+	if (err) {
+		ibdev_dbg(&qdev->ibdev, "ring of %u x %u bytes overflows\n",
+			  capacity, elem_size);
+		return err;
+	}
+	q->dir = dir;
+	q->user = !!udata;
+	if (!udata) {
+		q->buf = kvzalloc(q->buf_size, GFP_KERNEL);
+		if (!q->buf)
+			return -ENOMEM;
+		goto fill;
+	}
+
+	/* Shared rings are mmap()ed whole pages. */
+	q->buf_size = PAGE_ALIGN(q->buf_size);
+	q->buf = vmalloc_user(q->buf_size);
+	if (!q->buf)
+		return -ENOMEM;
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry) {
+		vfree(q->buf);
+		return -ENOMEM;
+	}
+	entry->buf = q->buf;
+	uctx = rdma_udata_to_drv_context(udata, struct qpnic_ucontext, ibuc);
+	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &entry->rdma_entry,
+					  q->buf_size);
+	if (err) {
+		kfree(entry);
+		vfree(q->buf);
+		return err;
+	}
+	q->mmap_entry = &entry->rdma_entry;
+	mi->offset = rdma_user_mmap_get_offset(q->mmap_entry);
+	mi->size = q->buf_size;
+fill:
+	q->buf->log2_elem_size = q->log2_elem;
+	q->buf->index_mask = q->mask;
+	return 0;
+}
+
+/*
+ * For a user ring the memory lives until the last mapping is gone: the
+ * entry's mmap_free releases it.
+ */
+void qpnic_queue_free(struct qpnic_queue *q)
+{
+	if (q->mmap_entry)
+		rdma_user_mmap_entry_remove(q->mmap_entry);
+	else
+		kvfree(q->buf);
+	q->buf = NULL;
+	q->mmap_entry = NULL;
+}
+
+/* Refresh the index owned by the other side (userspace) and mask it. */
+static void qpnic_queue_load_peer(struct qpnic_queue *q)
+{
+	if (!q->user)
+		return;
+	if (q->dir == QPNIC_Q_TO_KERNEL)
+		q->prod = smp_load_acquire(&q->buf->producer_index) & q->mask;
+	else
+		q->cons = smp_load_acquire(&q->buf->consumer_index) & q->mask;
+}
+
+u32 qpnic_queue_count(struct qpnic_queue *q)
+{
+	qpnic_queue_load_peer(q);
+	return (q->prod - q->cons) & q->mask;
+}
+
+void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index)
+{
+	return q->buf->data + ((size_t)(index & q->mask) << q->log2_elem);
+}
+
+/* The element at prod is written: publish it. */
+void qpnic_queue_produced(struct qpnic_queue *q)
+{
+	q->prod = (q->prod + 1) & q->mask;
+	if (q->user)
+		smp_store_release(&q->buf->producer_index, q->prod);
+}
+
+/* The element at cons is done with: give the slot back. */
+void qpnic_queue_consumed(struct qpnic_queue *q)
+{
+	q->cons = (q->cons + 1) & q->mask;
+	if (q->user)
+		smp_store_release(&q->buf->consumer_index, q->cons);
+}
+
+/* Drop every queued element (QP moved to RESET). */
+void qpnic_queue_discard(struct qpnic_queue *q)
+{
+	qpnic_queue_load_peer(q);
+	q->cons = q->prod;
+	if (q->user)
+		smp_store_release(&q->buf->consumer_index, q->cons);
+}
+
+int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct qpnic_mmap_entry *entry;
+	int err;
+
+	rdma_entry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!rdma_entry) {
+		ibdev_dbg(ibuc->device, "mmap: no ring at offset %#lx\n",
+			  vma->vm_pgoff << PAGE_SHIFT);
+		return -EINVAL;
+	}
+	entry = container_of(rdma_entry, struct qpnic_mmap_entry, rdma_entry);
+	if (vma->vm_end - vma->vm_start > rdma_entry->npages << PAGE_SHIFT) {
+		ibdev_dbg(ibuc->device, "mmap: %lu bytes asked, ring has %zu\n",
+			  vma->vm_end - vma->vm_start,
+			  rdma_entry->npages << PAGE_SHIFT);
+		err = -EINVAL;
+	} else {
+		err = remap_vmalloc_range(vma, entry->buf, 0);
+		if (err)
+			ibdev_dbg(ibuc->device, "mmap: remap failed %d\n", err);
+	}
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+void qpnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct qpnic_mmap_entry *entry =
+		container_of(rdma_entry, struct qpnic_mmap_entry, rdma_entry);
+
+	vfree(entry->buf);
+	kfree(entry);
+}

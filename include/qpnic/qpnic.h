@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What qpnic exports to its KUnit suites: creating and removing a device
+ * on a netdev without going through rdma netlink. Everything else the
+ * suites do goes through the ordinary ib_* API.
+ */
+#ifndef QPNIC_EXPORT_H
+#define QPNIC_EXPORT_H
+
+struct ib_device;
+struct net_device;
+
+int qpnic_device_add(const char *name, struct net_device *ndev,
+		     struct ib_device **ibdev);
+void qpnic_device_remove(struct ib_device *ibdev);
+
+#endif /* QPNIC_EXPORT_H */

@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `make check`: build what is stale, run KUnit and the guest tests in the
+# debug test kernel, the guest tests in Debian's stock kernel, and count.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+start=$SECONDS
+need_free_mb "$QPNIC_BUILD" 2000
+logs=()
+for flavour in test stock; do
+	mapfile -t prep < <("$QPNIC_TOP/scripts/prepare.sh" "$flavour") ||
+		die "preparing the $flavour guest failed"
+	[ ${#prep[@]} = 3 ] || die "preparing the $flavour guest failed"
+	log=$QPNIC_BUILD/check-$flavour.log
+	args=()
+	[ "$flavour" = test ] && args+=(kunit)
+	"$QPNIC_TOP/scripts/run-vm.sh" --quiet --timeout 1800 --log "$log" \
+		"${prep[0]}" "${prep[1]}" check "${args[@]}"
+	if [ "$flavour" = test ]; then
+		logs+=(--expect-ktap "test=$log")
+	else
+		logs+=("stock=$log")
+	fi
+done
+say "make check took $((SECONDS - start)) s"
+"$QPNIC_TOP/scripts/parse-results.py" "${logs[@]}"

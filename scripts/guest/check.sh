@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Guest side of `make check`: KUnit (when the kernel has it), then the
+# userspace tests through unmodified rdma-core.
+#   check.sh [kunit] [pyverbs]
+. /opt/qpnic/guest/lib.sh
+for a in "$@"; do declare "want_$a=1"; done
+
+if [ "${want_kunit:-0}" = 1 ]; then
+	bash /opt/qpnic/guest/kunit.sh
+fi
+
+setup_veth
+check "load qpnic and rdma link add" qpnic_up qpnic0 veth0
+check "rdma link lists qpnic0" bash -c "rdma link show | grep -q 'qpnic0/1 state ACTIVE.*netdev veth0'"
+check "ibv_devices lists qpnic0" bash -c "ibv_devices | grep -q qpnic0"
+check "ibv_devinfo binds librxe" bash -c "ibv_devinfo -d qpnic0 | grep -q 'transport:.*InfiniBand'"
+check "RoCEv2 GID for 10.0.0.1" test -n "$(gid_index qpnic0 10.0.0.1)"
+for t in "$QPNIC_BIN"/test_*; do
+	[ -x "$t" ] && "$t" -d qpnic0
+done
+check "rdma link delete" rdma link delete qpnic0
+check "ibv_devices no longer lists qpnic0" bash -c "! ibv_devices | grep -q qpnic0"
+# A device goes away with its netdev, QPs or not.
+rdma link add qpnic1 type qpnic netdev veth1
+$IP link del veth1 2>/dev/null
+check "device removed with its netdev" bash -c "! rdma link show | grep -q qpnic1"
+check "rmmod qpnic" rmmod qpnic
+# qpnic and rdma_rxe both need UDP port 4791.
+modprobe rdma_rxe
+if modprobe qpnic 2>/tmp/err; then
+	result FAIL "qpnic refuses to load while rdma_rxe holds port 4791"
+	rmmod qpnic
+else
+	check "qpnic refuses to load while rdma_rxe holds port 4791" \
+		bash -c "dmesg | grep -q 'qpnic: UDP port 4791 is taken'"
+fi
+rmmod rdma_rxe
+exit 0

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Helpers for guest scripts; sourced. Results are lines the host counts:
+#   @@RESULT PASS|FAIL|SKIP <name> [reason]
+IP=/usr/sbin/ip
+QPNIC_BIN=/opt/qpnic/bin
+
+result() { echo "@@RESULT $1 $2${3:+ $3}"; }
+
+# check NAME CMD...: one result for one command's exit status.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		result PASS "$name"
+	else
+		result FAIL "$name" "exit $?: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
+}
+
+# A veth pair with IPv4 addresses; $1 gets the RDMA device.
+setup_veth() {
+	modprobe veth
+	$IP link add veth0 type veth peer name veth1
+	$IP addr add 10.0.0.1/24 dev veth0
+	$IP addr add 10.0.0.2/24 dev veth1
+	$IP link set veth0 up
+	$IP link set veth1 up
+}
+
+teardown_veth() {
+	$IP link del veth0 2>/dev/null
+}
+
+# The RDMA stack, qpnic and a device named $1 on netdev $2.
+qpnic_up() {
+	modprobe ib_uverbs && modprobe rdma_ucm && modprobe qpnic &&
+		rdma link add "$1" type qpnic netdev "$2"
+}
+
+qpnic_down() {
+	rdma link delete "$1"
+	rmmod qpnic
+}
+
+# The first RoCEv2 GID index of device $1 holding IPv4 address $2.
+gid_index() {
+	ibv_devinfo -v -d "$1" | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1
+}

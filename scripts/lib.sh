@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared helpers for qpnic's scripts; sourced, not run.
+
+QPNIC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+QPNIC_CACHE=${QPNIC_CACHE:-$HOME/.cache/qpnic}
+QPNIC_BUILD=${QPNIC_BUILD:-$QPNIC_TOP/build}
+mkdir -p "$QPNIC_CACHE" "$QPNIC_BUILD"
+
+# Progress lines go to stderr so they show even when stdout is captured.
+say() { printf '[qpnic %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf '[qpnic] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# need_free_mb DIR MB: fail with a clear reason when DIR's disk is nearly full.
+need_free_mb() {
+	local avail
+	avail=$(df -Pm "$1" | awk 'NR==2 {print $4}')
+	[ "${avail:-0}" -ge "$2" ] ||
+		die "only ${avail} MiB free under $1, need ${2} MiB (free some disk space)"
+}
+
+# Version of an installed Debian package, empty when it is not installed.
+pkg_version() { dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null | awk '$1=="installed" {print $2}'; }
+
+# The Debian ABI name of the stock kernel whose headers are installed (6.1.0-N-amd64).
+stock_kver() {
+	local h
+	h=$(ls -d /usr/src/linux-headers-6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$h" ] || die "no linux-headers-6.1.0-*-amd64 installed (run scripts/deps.sh)"
+	basename "$h" | sed 's/^linux-headers-//'
+}
+
+# timed DESC CMD...: run CMD, report its wall time.
+timed() {
+	local desc=$1 start=$SECONDS
+	shift
+	say "$desc ..."
+	"$@" || die "$desc failed"
+	say "$desc done in $((SECONDS - start)) s"
+}

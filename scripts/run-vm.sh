@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# usage: run-vm.sh [options] KERNEL INITRD SCRIPT [ARG...]
+# Boot one guest under TCG, run /opt/qpnic/guest/SCRIPT.sh ARG... in it and
+# exit with its status. The full serial log is kept.
+#   --log FILE        serial log (default build/vm-SCRIPT.log)
+#   --timeout SEC     kill the guest after SEC seconds (default 1200)
+#   --mem SIZE        guest memory (default 3G)
+#   --nic listen:PORT|connect:PORT
+#                     add a virtio-net NIC joined to another guest through a
+#                     QEMU socket netdev on 127.0.0.1:PORT
+#   --quiet           do not echo the guest's console
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+log="" timeout=1200 mem=3G nic="" quiet=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--log) log=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--nic) nic=$2; shift 2 ;;
+	--quiet) quiet=1; shift ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 3 ] || die "usage: run-vm.sh [options] KERNEL INITRD SCRIPT [ARG...]"
+kernel=$1 initrd=$2 script=$3
+shift 3
+[ -f "$kernel" ] || die "no kernel image at $kernel"
+[ -f "$initrd" ] || die "no initramfs at $initrd"
+[ -f "$QPNIC_TOP/scripts/guest/$script.sh" ] || die "no guest script $script"
+log=${log:-$QPNIC_BUILD/vm-$script.log}
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (run scripts/deps.sh)"
+
+netargs=(-nic none)
+case $nic in
+"") ;;
+listen:*) netargs=(-netdev "socket,id=n0,listen=127.0.0.1:${nic#listen:}"
+		   -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:01) ;;
+connect:*) netargs=(-netdev "socket,id=n0,connect=127.0.0.1:${nic#connect:}"
+		    -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02) ;;
+*) die "--nic wants listen:PORT or connect:PORT, not $nic" ;;
+esac
+guest_args=$(IFS=,; echo "$*")
+cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=5"
+cmdline+=" qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
+
+say "booting $(basename "$kernel") for '$script' (timeout ${timeout}s, log $log)"
+start=$SECONDS
+if [ "$quiet" = 1 ]; then sink=/dev/null; else sink=/dev/stderr; fi
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$mem" -nographic \
+	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	"${netargs[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$log" >"$sink"
+qrc=${PIPESTATUS[0]}
+elapsed=$((SECONDS - start))
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	say "guest '$script' TIMED OUT after ${elapsed}s (log: $log)"
+	exit 124
+fi
+rc=$(sed -n 's/^@@QPNIC-EXIT \([0-9]*\).*/\1/p' "$log" | tail -n 1)
+if [ -z "$rc" ]; then
+	say "guest '$script' did not finish: kernel did not boot or crashed (qemu rc $qrc, log: $log)"
+	tail -n 15 "$log" >&2
+	exit 125
+fi
+say "guest '$script' finished in ${elapsed}s with status $rc"
+exit "$rc"

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The stock guest kernel: Debian's linux-image matching the installed
+# linux-headers, unpacked with dpkg-deb (never installed on the host), with
+# the subset of its modules the guest needs. Cached per kernel version.
+# Prints the directory (vmlinuz, modroot/) on stdout.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kver=$(stock_kver)
+dir=$QPNIC_CACHE/stock-kernel/$kver
+if [ -f "$dir/.done" ]; then
+	echo "$dir"
+	exit 0
+fi
+need_free_mb "$QPNIC_CACHE" 1500
+rm -rf "$dir" && mkdir -p "$dir"
+cd "$dir"
+say "downloading linux-image-$kver"
+apt-get download "linux-image-$kver" >download.log 2>&1 ||
+	{ tail -n 5 download.log >&2; die "apt-get download linux-image-$kver failed"; }
+dpkg-deb -x linux-image-"${kver}"_*.deb full
+depmod -b full "$kver"
+mods=(ib_core ib_uverbs rdma_ucm rdma_cm ib_umad rdma_rxe veth virtio_net virtio_pci
+      sch_netem udp_tunnel ip6_udp_tunnel crc32_generic crc32_pclmul)
+for m in "${mods[@]}"; do
+	modprobe -d full -S "$kver" --show-depends "$m" ||
+		die "module $m missing from linux-image-$kver"
+done | awk '$1 == "insmod" {print $2}' | sort -u >modules.list
+mkdir -p "modroot/usr/lib/modules/$kver"
+cp full/lib/modules/"$kver"/modules.{builtin,builtin.modinfo,order} "modroot/usr/lib/modules/$kver/"
+while read -r ko; do
+	rel=${ko#"$dir"/full/}
+	mkdir -p "modroot/usr/$(dirname "$rel")"
+	cp "$ko" "modroot/usr/$rel"
+done <modules.list
+cp "full/boot/vmlinuz-$kver" vmlinuz
+rm -rf full linux-image-*.deb
+say "stock kernel $kver ready: $(wc -l <modules.list) modules"
+touch .done
+echo "$dir"
