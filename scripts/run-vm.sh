@@ -52,7 +52,7 @@ if [ "$quiet" = 1 ]; then sink=/dev/null; else sink=/dev/stderr; fi
 timeout --foreground -k 10 "$timeout" \
 	qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$mem" -nographic \
 	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-	"${netargs[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$log" >"$sink"
+	"${netargs[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" >"$sink"
 qrc=${PIPESTATUS[0]}
 elapsed=$((SECONDS - start))
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then

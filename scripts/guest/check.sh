@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Guest side of `make check`: KUnit (when the kernel has it), then the
 # userspace tests through unmodified rdma-core.
-#   check.sh [kunit] [pyverbs]
+#   check.sh [kunit] [compare]
+#   compare: also run the whole pyverbs suite on qpnic and on rdma_rxe
 . /opt/qpnic/guest/lib.sh
 for a in "$@"; do declare "want_$a=1"; done
 
@@ -19,12 +20,15 @@ check "RoCEv2 GID for 10.0.0.1" test -n "$(gid_index qpnic0 10.0.0.1)"
 for t in "$QPNIC_BIN"/test_*; do
 	[ -x "$t" ] && "$t" -d qpnic0
 done
+bash /opt/qpnic/guest/pyverbs.sh qpnic0 qpnic ${want_compare:+all}
 check "rdma link delete" rdma link delete qpnic0
 check "ibv_devices no longer lists qpnic0" bash -c "! ibv_devices | grep -q qpnic0"
 # A device goes away with its netdev, QPs or not.
 rdma link add qpnic1 type qpnic netdev veth1
 $IP link del veth1 2>/dev/null
-check "device removed with its netdev" bash -c "! rdma link show | grep -q qpnic1"
+# (the netdev notifier queues the unregistration: give it up to 10 s)
+check "device removed with its netdev" bash -c \
+	"for i in \$(seq 100); do rdma link show | grep -q qpnic1 || exit 0; sleep 0.1; done; exit 1"
 check "rmmod qpnic" rmmod qpnic
 # qpnic and rdma_rxe both need UDP port 4791.
 modprobe rdma_rxe
@@ -34,6 +38,14 @@ if modprobe qpnic 2>/tmp/err; then
 else
 	check "qpnic refuses to load while rdma_rxe holds port 4791" \
 		bash -c "dmesg | grep -q 'qpnic: UDP port 4791 is taken'"
+fi
+if [ "${want_compare:-0}" = 1 ]; then
+	# The same suite on rdma_rxe, on a fresh veth pair, for comparison.
+	setup_veth
+	rdma link add rxe0 type rxe netdev veth0
+	bash /opt/qpnic/guest/pyverbs.sh rxe0 rxe all | grep '^@@PYVERBS '
+	rdma link delete rxe0
+	teardown_veth
 fi
 rmmod rdma_rxe
 exit 0

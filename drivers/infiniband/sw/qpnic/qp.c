@@ -763,6 +763,12 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	state = qp->state;
+	/*
+	 * librxe has already queued the WRs it rings for; the error it
+	 * returns says they were not posted, so take them back out.
+	 */
+	if (!qpnic_sq_open(state))
+		qpnic_queue_discard(&qp->sq.queue);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (!qpnic_sq_open(state)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: QP %u in state %d is not ready to send\n",
