@@ -16,7 +16,7 @@ fi
 [ -f "$kdir/Makefile" ] || die "KDIR=$kdir is not a kernel build tree"
 mkdir -p "$out"
 # Copy only what changed, so make's timestamps keep the build incremental.
-for d in drivers include kunit; do
+for d in drivers include kunit tests/kmod; do
 	mkdir -p "$out/$d"
 	cp -a -u "$QPNIC_TOP/$d/." "$out/$d/"
 done
