@@ -5,7 +5,7 @@
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.0-*-amd64)))
 BUILD ?= build/modules
 
-.PHONY: all modules check demo deps clean
+.PHONY: all modules check demo bench deps clean
 
 all: modules
 
@@ -24,3 +24,6 @@ deps:
 
 clean:
 	rm -rf build
+
+bench:
+	scripts/bench.sh

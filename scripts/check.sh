@@ -8,6 +8,11 @@ set -uo pipefail
 start=$SECONDS
 need_free_mb "$QPNIC_BUILD" 2000
 logs=()
+"$QPNIC_TOP/scripts/deps.sh" || die "installing dependencies failed"
+"$QPNIC_TOP/scripts/build-test-kernel.sh" >/dev/null || die "building the test kernel failed"
+say "static checks: sparse, W=1, checkpatch --strict"
+"$QPNIC_TOP/scripts/lint.sh" >"$QPNIC_BUILD/check-lint.log" 2>&1
+logs+=("lint=$QPNIC_BUILD/check-lint.log")
 for flavour in test stock; do
 	mapfile -t prep < <("$QPNIC_TOP/scripts/prepare.sh" "$flavour") ||
 		die "preparing the $flavour guest failed"
@@ -22,6 +27,9 @@ for flavour in test stock; do
 		logs+=(--expect-ktap "test=$log")
 	else
 		logs+=("stock=$log")
+		# Two stock guests joined by a QEMU socket netdev.
+		"$QPNIC_TOP/scripts/run-pair.sh" "${prep[0]}" "${prep[1]}" peer peer
+		logs+=("pair-a=$QPNIC_BUILD/pair-a.log" "pair-b=$QPNIC_BUILD/pair-b.log")
 	fi
 done
 say "make check took $((SECONDS - start)) s"

@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# usage: pyverbs.sh DEVICE LABEL [all]
+# usage: pyverbs.sh DEVICE LABEL [all [POLL_TIMEOUT TEST_TIMEOUT]]
 # Run Debian's rdma-core pyverbs tests on DEVICE. The classes of the QP
 # contract (QPTest, CQAPITest, PDTest, DeviceTest) must have no failure or
 # error; with "all" the whole suite runs and its counts are reported.
+# POLL_TIMEOUT shortens the suite's wait for each completion, TEST_TIMEOUT
+# ends any one test (both in seconds).
 . /opt/qpnic/guest/lib.sh
-dev=$1 label=$2 scope=${3:-}
+dev=$1 label=$2 scope=${3:-} limits="${4:+--poll-timeout $4} ${5:+--test-timeout $5}"
 out=/tmp/pyverbs-$label.log
 classes=(QPTest CQAPITest PDTest DeviceTest)
 if [ "$scope" = all ]; then
@@ -13,7 +15,8 @@ if [ "$scope" = all ]; then
 else
 	only=("${classes[@]}")
 fi
-timeout 1200 python3 /opt/qpnic/guest/pyverbs_run.py "$dev" "${only[@]}" >"$out" 2>&1
+# shellcheck disable=SC2086
+timeout 1200 python3 /opt/qpnic/guest/pyverbs_run.py $limits "$dev" "${only[@]}" >"$out" 2>&1
 echo "@@PYVERBS $label $(sed -n 's/^@@PYTEST-SUMMARY //p' "$out")"
 for c in "${classes[@]}"; do
 	bad=$(grep -E "^@@PYTEST (FAIL|ERROR) $c\." "$out" | cut -d' ' -f3 | tr '\n' ' ')

@@ -2,15 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Run Debian's rdma-core pyverbs tests on one device, one line per test.
 
-usage: pyverbs_run.py DEVICE [CLASS...]
+usage: pyverbs_run.py [--poll-timeout SEC] [--test-timeout SEC] DEVICE [CLASS...]
 
 Loads /usr/share/doc/rdma-core/tests the way its run_tests.py does and
 prints "@@PYTEST <ok|FAIL|ERROR|skip> <Class>.<test> [reason]" for every
 test (only those of the named classes, if any), then a summary line
 "@@PYTEST-SUMMARY ran=N ok=N fail=N error=N skip=N".
+
+--poll-timeout lowers the suite's 10 s wait for each completion and
+--test-timeout ends any one test after SEC seconds (as an ERROR): on a
+device without a data path every traffic test, rdma_cm connections
+included, would otherwise sit out the protocol's full timeouts.
 """
 import os
+import signal
 import sys
+import time
 import unittest
 from importlib.machinery import SourceFileLoader
 
@@ -25,16 +32,38 @@ def flatten(suite):
             yield t
 
 
+class TestTimeout(Exception):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise TestTimeout('test timed out')
+
+
 class LineResult(unittest.TestResult):
-    def __init__(self):
+    def __init__(self, test_timeout):
         super().__init__()
         self.counts = {'ok': 0, 'FAIL': 0, 'ERROR': 0, 'skip': 0}
+        self.test_timeout = test_timeout
+        self.started = 0.0
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.started = time.monotonic()
+        if self.test_timeout:
+            signal.alarm(self.test_timeout)
+
+    def stopTest(self, test):
+        signal.alarm(0)
+        super().stopTest(test)
 
     def _line(self, status, test, why=''):
         self.counts[status] += 1
         name = f'{type(test).__name__}.{getattr(test, "_testMethodName", str(test))}'
         why = ' '.join(str(why).split())[:200]
-        print(f'@@PYTEST {status} {name}{" " + why if why else ""}', flush=True)
+        secs = time.monotonic() - self.started
+        print(f'@@PYTEST {status} {name} [{secs:.1f}s]{" " + why if why else ""}',
+              flush=True)
 
     def addSuccess(self, test):
         self._line('ok', test)
@@ -56,17 +85,28 @@ class LineResult(unittest.TestResult):
 
 
 def main():
-    dev, classes = sys.argv[1], set(sys.argv[2:])
+    args = sys.argv[1:]
+    poll_timeout = test_timeout = None
+    while args[:1] in (['--poll-timeout'], ['--test-timeout']):
+        if args[0] == '--poll-timeout':
+            poll_timeout = float(args[1])
+        else:
+            test_timeout = int(args[1])
+        args = args[2:]
+    signal.signal(signal.SIGALRM, on_alarm)
+    dev, classes = args[0], set(args[1:])
     sys.path.insert(0, TESTS)
     os.chdir(TESTS)
     sys.argv = [sys.argv[0], '--dev', dev]
     from args_parser import parser
     parser.parse_args()
     tests = SourceFileLoader('tests', os.path.join(TESTS, '__init__.py')).load_module()
+    if poll_timeout is not None:
+        sys.modules['tests.utils'].POLL_CQ_TIMEOUT = poll_timeout
     suite = unittest.defaultTestLoader.loadTestsFromModule(tests)
     chosen = [t for t in flatten(suite)
               if not classes or type(t).__name__ in classes]
-    result = LineResult()
+    result = LineResult(test_timeout)
     unittest.TestSuite(chosen).run(result)
     c = result.counts
     print(f'@@PYTEST-SUMMARY ran={sum(c.values())} ok={c["ok"]} fail={c["FAIL"]} '

@@ -92,7 +92,6 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct qpnic_cq *cq = to_qcq(ibcq);
 	struct rxe_resize_cq_resp resp = {};
 	struct qpnic_queue newq, oldq;
-	u32 count, i;
 	int err;
 
 	err = qpnic_cq_check_size(qdev, cqe);
@@ -109,21 +108,13 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return err;
 
 	spin_lock_irq(&cq->lock);
-	count = qpnic_queue_count(&cq->queue);
-	if (count > newq.mask) {
+	err = qpnic_queue_move(&newq, &cq->queue);
+	if (err) {
 		spin_unlock_irq(&cq->lock);
 		ibdev_dbg(&qdev->ibdev, "resize_cq: %u CQEs queued, asked %d\n",
-			  count, cqe);
-		err = -EINVAL;
+			  qpnic_queue_count(&cq->queue), cqe);
 		goto err_free;
 	}
-	for (i = 0; i < count; i++) {
-		memcpy(qpnic_queue_slot(&newq, newq.prod),
-		       qpnic_queue_slot(&cq->queue, cq->queue.cons + i),
-		       qpnic_cqe_size(cq->user));
-		newq.prod = (newq.prod + 1) & newq.mask;
-	}
-	newq.buf->producer_index = newq.prod;
 	oldq = cq->queue;
 	cq->queue = newq;
 	ibcq->cqe = newq.mask;
@@ -181,7 +172,7 @@ static void qpnic_wc_to_uverbs(const struct ib_wc *wc, struct ib_uverbs_wc *uwc)
 	uwc->opcode = wc->opcode;
 	uwc->vendor_err = wc->vendor_err;
 	uwc->byte_len = wc->byte_len;
-	uwc->ex.imm_data = (__force __u32)wc->ex.imm_data;
+	uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp->qp_num;
 	uwc->src_qp = wc->src_qp;
 	uwc->wc_flags = wc->wc_flags;

@@ -144,6 +144,17 @@ static void qpnic_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The device is going away under a live process. The core zaps its ring
+ * mappings (rdma_user_mmap_entry) and destroys its objects through the
+ * ordinary destroy verbs; nothing else of qpnic's is tied to the process.
+ * Having this op lets `rdma link delete` and netdev removal proceed
+ * instead of waiting for every user of the device to exit.
+ */
+static void qpnic_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static void qpnic_dealloc_driver(struct ib_device *ibdev)
 {
 	struct qpnic_dev *qdev = to_qdev(ibdev);
@@ -175,6 +186,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 	.dealloc_driver = qpnic_dealloc_driver,
 	.dealloc_pd = qpnic_dealloc_pd,
 	.dealloc_ucontext = qpnic_dealloc_ucontext,
+	.disassociate_ucontext = qpnic_disassociate_ucontext,
 	.dereg_mr = qpnic_dereg_mr,
 	.destroy_ah = qpnic_destroy_ah,
 	.destroy_cq = qpnic_destroy_cq,

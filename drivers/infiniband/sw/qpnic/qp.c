@@ -4,11 +4,17 @@
  * state machine, posting, flushing and synchronous destruction.
  */
 #include <linux/log2.h>
+#include <linux/module.h>
 #include <linux/overflow.h>
 #include <rdma/ib_cache.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "qpnic.h"
+
+static bool create_floor;
+module_param(create_floor, bool, 0444);
+MODULE_PARM_DESC(create_floor,
+		 "benchmark floor: kernel create_qp (but GSI) only validates and allocates a QP number; such QPs have no queues (default off)");
 
 #define QPNIC_QPN_MASK	0xffffff
 #define QPNIC_PSN_MASK	0xffffff
@@ -161,7 +167,7 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 static void qpnic_qp_free_queues(struct qpnic_qp *qp)
 {
 	qpnic_queue_free(&qp->sq.queue);
-	if (qp->rq.queue.buf)
+	if (qp->rq.queue.data)
 		qpnic_queue_free(&qp->rq.queue);
 }
 
@@ -240,6 +246,8 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = qpnic_qp_alloc_qpn(qdev, qp, init->qp_type);
 	if (err)
 		goto err_count;
+	if (create_floor && !udata && init->qp_type != IB_QPT_GSI)
+		goto publish;
 	err = qpnic_qp_init_queues(qdev, qp, init, udata, &resp);
 	if (err)
 		goto err_qpn;
@@ -248,6 +256,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_queues;
 	}
+publish:
 	if (init->qp_type != IB_QPT_GSI)
 		xa_store(&qdev->qps, ibqp->qp_num, qp, GFP_KERNEL);
 	return 0;
@@ -380,7 +389,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state)
 	qp->state = state;
 	if (state == IB_QPS_RESET) {
 		qpnic_queue_discard(&qp->sq.queue);
-		if (qp->rq.queue.buf)
+		if (qp->rq.queue.data)
 			qpnic_queue_discard(&qp->rq.queue);
 	}
 	spin_unlock(&qp->rq.lock);

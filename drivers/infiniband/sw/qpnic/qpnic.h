@@ -25,22 +25,22 @@
 #define QPNIC_FIRST_QPN		16
 
 /* Device limits, reported by query_device and enforced by every verb. */
-#define QPNIC_MAX_QP		(1U << 20)
+#define QPNIC_MAX_QP		0x100000U
 #define QPNIC_MAX_QP_WR		16384
 #define QPNIC_MAX_SGE		32
 #define QPNIC_MAX_INLINE	512
-#define QPNIC_MAX_CQ		(1U << 20)
-#define QPNIC_MAX_CQE		((1U << 20) - 1)
-#define QPNIC_MAX_PD		(1U << 20)
-#define QPNIC_MAX_MR		(1U << 20)
-#define QPNIC_MAX_SRQ		(1U << 18)
+#define QPNIC_MAX_CQ		0x100000U
+#define QPNIC_MAX_CQE		0xfffffU
+#define QPNIC_MAX_PD		0x100000U
+#define QPNIC_MAX_MR		0x100000U
+#define QPNIC_MAX_SRQ		0x40000U
 #define QPNIC_MAX_SRQ_WR	16384
-#define QPNIC_MAX_AH		(1U << 20)
+#define QPNIC_MAX_AH		0x100000U
 #define QPNIC_MAX_MCAST_GRP	8192
 #define QPNIC_MAX_MCAST_QP_ATTACH 56
 #define QPNIC_MAX_RD_ATOMIC	128
 #define QPNIC_GID_TBL_LEN	128
-#define QPNIC_MAX_MSG_SIZE	(1U << 31)
+#define QPNIC_MAX_MSG_SIZE	0x80000000U
 
 struct qpnic_dev {
 	struct ib_device ibdev;
@@ -71,9 +71,9 @@ enum qpnic_queue_dir {
 };
 
 struct qpnic_queue {
-	struct rxe_queue_buf *buf;
+	u8 *data;			/* the elements */
+	struct rxe_queue_buf *buf;	/* user rings: shared header + data */
 	struct rdma_user_mmap_entry *mmap_entry;	/* user rings only */
-	size_t buf_size;
 	u32 mask;		/* slots - 1: one slot always stays empty */
 	u32 log2_elem;
 	u32 prod;
@@ -105,7 +105,7 @@ struct qpnic_cq {
 
 struct qpnic_srq {
 	struct ib_srq ibsrq;
-	spinlock_t lock;
+	spinlock_t lock;		/* the ring and its kernel indices */
 	struct qpnic_queue queue;
 	u32 srq_num;
 	u32 max_sge;
@@ -114,7 +114,7 @@ struct qpnic_srq {
 };
 
 struct qpnic_wq {
-	spinlock_t lock;
+	spinlock_t lock;		/* the ring and its kernel indices */
 	struct qpnic_queue queue;
 	u32 max_wr;
 	u32 max_sge;
@@ -197,8 +197,7 @@ void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index);
 void qpnic_queue_produced(struct qpnic_queue *q);
 void qpnic_queue_consumed(struct qpnic_queue *q);
 void qpnic_queue_discard(struct qpnic_queue *q);
-int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem, u32 *mask,
-		      size_t *bytes);
+int qpnic_queue_move(struct qpnic_queue *dst, struct qpnic_queue *src);
 int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void qpnic_mmap_free(struct rdma_user_mmap_entry *entry);
 

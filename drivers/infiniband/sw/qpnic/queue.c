@@ -16,13 +16,12 @@
 #include "qpnic.h"
 
 /*
- * Size a ring for @capacity elements of @elem_size bytes. Fails with
- * -EINVAL on overflow, before anything is allocated.
+ * Size the element array of a ring for @capacity elements of @elem_size
+ * bytes. Fails with -EINVAL on overflow, before anything is allocated.
  */
-int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem, u32 *mask,
-		      size_t *bytes)
+static int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem,
+			     u32 *mask, size_t *bytes)
 {
-	size_t data;
 	u32 slots;
 
 	if (capacity >= (1U << 30) || !elem_size || elem_size > (1U << 20))
@@ -30,8 +29,7 @@ int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem, u32 *mask,
 	slots = roundup_pow_of_two(capacity + 1);
 	*log2_elem = order_base_2(elem_size);
 	*mask = slots - 1;
-	if (check_shl_overflow((size_t)slots, *log2_elem, &data) ||
-	    check_add_overflow(data, sizeof(struct rxe_queue_buf), bytes))
+	if (check_shl_overflow((size_t)slots, *log2_elem, bytes))
 		return -EINVAL;
 	return 0;
 }
@@ -42,11 +40,12 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 {
 	struct qpnic_ucontext *uctx;
 	struct qpnic_mmap_entry *entry;
+	size_t bytes;
 	int err;
 
 	memset(q, 0, sizeof(*q));
 	err = qpnic_queue_slots(capacity, elem_size, &q->log2_elem, &q->mask,
-				&q->buf_size);
+				&bytes);
 	if (err) {
 		ibdev_dbg(&qdev->ibdev, "ring of %u x %u bytes overflows\n",
 			  capacity, elem_size);
@@ -55,15 +54,14 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 	q->dir = dir;
 	q->user = !!udata;
 	if (!udata) {
-		q->buf = kvzalloc(q->buf_size, GFP_KERNEL);
-		if (!q->buf)
-			return -ENOMEM;
-		goto fill;
+		/* Kernel rings are the bare element array: no shared header. */
+		q->data = kvzalloc(bytes, GFP_KERNEL);
+		return q->data ? 0 : -ENOMEM;
 	}
 
-	/* Shared rings are mmap()ed whole pages. */
-	q->buf_size = PAGE_ALIGN(q->buf_size);
-	q->buf = vmalloc_user(q->buf_size);
+	/* Shared rings carry the rxe header and are mmap()ed whole pages. */
+	bytes = PAGE_ALIGN(bytes + sizeof(struct rxe_queue_buf));
+	q->buf = vmalloc_user(bytes);
 	if (!q->buf)
 		return -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
@@ -73,8 +71,7 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 	}
 	entry->buf = q->buf;
 	uctx = rdma_udata_to_drv_context(udata, struct qpnic_ucontext, ibuc);
-	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &entry->rdma_entry,
-					  q->buf_size);
+	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &entry->rdma_entry, bytes);
 	if (err) {
 		kfree(entry);
 		vfree(q->buf);
@@ -82,10 +79,10 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 	}
 	q->mmap_entry = &entry->rdma_entry;
 	mi->offset = rdma_user_mmap_get_offset(q->mmap_entry);
-	mi->size = q->buf_size;
-fill:
+	mi->size = bytes;
 	q->buf->log2_elem_size = q->log2_elem;
 	q->buf->index_mask = q->mask;
+	q->data = q->buf->data;
 	return 0;
 }
 
@@ -98,8 +95,9 @@ void qpnic_queue_free(struct qpnic_queue *q)
 	if (q->mmap_entry)
 		rdma_user_mmap_entry_remove(q->mmap_entry);
 	else
-		kvfree(q->buf);
+		kvfree(q->data);
 	q->buf = NULL;
+	q->data = NULL;
 	q->mmap_entry = NULL;
 }
 
@@ -108,10 +106,13 @@ static void qpnic_queue_load_peer(struct qpnic_queue *q)
 {
 	if (!q->user)
 		return;
-	if (q->dir == QPNIC_Q_TO_KERNEL)
+	if (q->dir == QPNIC_Q_TO_KERNEL) {
+		/* acquire: the elements are visible before their index */
 		q->prod = smp_load_acquire(&q->buf->producer_index) & q->mask;
-	else
+	} else {
+		/* acquire: the consumer is done with the slots it hands back */
 		q->cons = smp_load_acquire(&q->buf->consumer_index) & q->mask;
+	}
 }
 
 u32 qpnic_queue_count(struct qpnic_queue *q)
@@ -122,23 +123,49 @@ u32 qpnic_queue_count(struct qpnic_queue *q)
 
 void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index)
 {
-	return q->buf->data + ((size_t)(index & q->mask) << q->log2_elem);
+	return q->data + ((size_t)(index & q->mask) << q->log2_elem);
 }
 
 /* The element at prod is written: publish it. */
 void qpnic_queue_produced(struct qpnic_queue *q)
 {
 	q->prod = (q->prod + 1) & q->mask;
-	if (q->user)
-		smp_store_release(&q->buf->producer_index, q->prod);
+	if (!q->user)
+		return;
+	/* release: the element is written before the index shows it */
+	smp_store_release(&q->buf->producer_index, q->prod);
 }
 
 /* The element at cons is done with: give the slot back. */
 void qpnic_queue_consumed(struct qpnic_queue *q)
 {
 	q->cons = (q->cons + 1) & q->mask;
-	if (q->user)
-		smp_store_release(&q->buf->consumer_index, q->cons);
+	if (!q->user)
+		return;
+	/* release: the element is read before its slot is handed back */
+	smp_store_release(&q->buf->consumer_index, q->cons);
+}
+
+/*
+ * Move every queued element of @src into the empty ring @dst (a resize).
+ * Fails with -EINVAL, copying nothing, when they do not fit.
+ */
+int qpnic_queue_move(struct qpnic_queue *dst, struct qpnic_queue *src)
+{
+	u32 count = qpnic_queue_count(src);
+	u32 i;
+
+	if (count > dst->mask)
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		memcpy(qpnic_queue_slot(dst, dst->prod + i),
+		       qpnic_queue_slot(src, src->cons + i),
+		       min(1U << dst->log2_elem, 1U << src->log2_elem));
+	}
+	dst->prod = count;
+	if (dst->user)
+		dst->buf->producer_index = count;
+	return 0;
 }
 
 /* Drop every queued element (QP moved to RESET). */
@@ -146,8 +173,10 @@ void qpnic_queue_discard(struct qpnic_queue *q)
 {
 	qpnic_queue_load_peer(q);
 	q->cons = q->prod;
-	if (q->user)
-		smp_store_release(&q->buf->consumer_index, q->cons);
+	if (!q->user)
+		return;
+	/* release: pairs with the producer's acquire of consumer_index */
+	smp_store_release(&q->buf->consumer_index, q->cons);
 }
 
 int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)

@@ -94,7 +94,6 @@ static int qpnic_srq_resize(struct qpnic_dev *qdev, struct qpnic_srq *srq,
 	struct rxe_modify_srq_cmd cmd = {};
 	struct qpnic_queue newq, oldq;
 	struct mminfo mi = {};
-	u32 count, i;
 	int err;
 
 	if (udata) {
@@ -121,21 +120,13 @@ static int qpnic_srq_resize(struct qpnic_dev *qdev, struct qpnic_srq *srq,
 	}
 
 	spin_lock_irq(&srq->lock);
-	count = qpnic_queue_count(&srq->queue);
-	if (count > newq.mask) {
+	err = qpnic_queue_move(&newq, &srq->queue);
+	if (err) {
 		spin_unlock_irq(&srq->lock);
 		ibdev_dbg(&qdev->ibdev, "modify_srq: %u WQEs queued, asked %u\n",
-			  count, max_wr);
-		err = -EINVAL;
+			  qpnic_queue_count(&srq->queue), max_wr);
 		goto err_free;
 	}
-	for (i = 0; i < count; i++) {
-		memcpy(qpnic_queue_slot(&newq, newq.prod),
-		       qpnic_queue_slot(&srq->queue, srq->queue.cons + i),
-		       1U << newq.log2_elem);
-		newq.prod = (newq.prod + 1) & newq.mask;
-	}
-	newq.buf->producer_index = newq.prod;
 	oldq = srq->queue;
 	srq->queue = newq;
 	spin_unlock_irq(&srq->lock);

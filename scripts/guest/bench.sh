@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Guest side of `make bench`: the same QP lifecycle measurements on qpnic,
+# on qpnic's create_qp floor (validation + QP number only) and on
+# rdma_rxe, one driver loaded at a time, same veth set-up.
+# Prints "@@BENCH <metric> <driver> <value>" lines.
+. /opt/qpnic/guest/lib.sh
+modprobe ib_uverbs
+modprobe rdma_ucm
+
+mem_kb() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
+used_kb() { echo $(( $(mem_kb MemTotal) - $(mem_kb MemFree) )); }
+bench() { echo "@@BENCH $1 $2 $3"; }
+
+kernel_rates() { # driver dev type wr sge iters
+	dmesg -C
+	modprobe qpnic_bench dev="$2" type="$3" wr="$4" sge="$5" iters="$6" 2>/dev/null
+	line=$(dmesg | grep "qpnic_bench: dev=$2 type=$3" | tail -n 1)
+	for k in pairs_per_s creates_per_s destroys_per_s; do
+		v=$(echo "$line" | sed -n "s/.* $k=\([0-9]*\).*/\1/p")
+		bench "kernel_${3}_wr${4}_sge${5}_$k" "$1" "${v:-error}"
+	done
+}
+
+user_rates() { # driver dev type wr sge iters
+	line=$("$QPNIC_BIN/bench_qp" "$2" rates "$3" "$4" "$5" "$6")
+	for k in pairs_per_s creates_per_s destroys_per_s; do
+		v=$(echo "$line" | sed -n "s/.* $k=\([0-9]*\).*/\1/p")
+		bench "user_${3}_wr${4}_sge${5}_$k" "$1" "${v:-error}"
+	done
+}
+
+# Bytes of memory (slab + vmalloc + pages + page tables) per live QP.
+kernel_mem() { # driver dev count
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	before=$(used_kb); slab0=$(mem_kb Slab); vm0=$(mem_kb VmallocUsed)
+	modprobe qpnic_bench dev="$2" live="$3" wr=16 sge=1
+	n=$(dmesg | sed -n "s/.*qpnic_bench: dev=$2 live_done=\([0-9]*\).*/\1/p" | tail -n 1)
+	after=$(used_kb); slab1=$(mem_kb Slab); vm1=$(mem_kb VmallocUsed)
+	rmmod qpnic_bench
+	if [ "${n:-0}" -gt 0 ]; then
+		bench "kernel_bytes_per_qp_at_$3" "$1" $(( (after - before) * 1024 / n ))
+		bench "kernel_slab_bytes_per_qp_at_$3" "$1" $(( (slab1 - slab0) * 1024 / n ))
+		bench "kernel_vmalloc_bytes_per_qp_at_$3" "$1" $(( (vm1 - vm0) * 1024 / n ))
+	fi
+}
+
+user_mem() { # driver dev count
+	sync; echo 3 >/proc/sys/vm/drop_caches
+	before=$(used_kb)
+	mkfifo /tmp/bench.in
+	"$QPNIC_BIN/bench_qp" "$2" live rc 16 1 "$3" </tmp/bench.in >/tmp/bench.out &
+	exec 7>/tmp/bench.in
+	for _ in $(seq 600); do grep -q live= /tmp/bench.out && break; sleep 0.5; done
+	n=$(sed -n 's/.*live=\([0-9]*\).*/\1/p' /tmp/bench.out)
+	after=$(used_kb)
+	echo >&7; exec 7>&-; wait; rm -f /tmp/bench.in
+	[ "${n:-0}" -gt 0 ] && bench "user_bytes_per_qp_at_$3" "$1" $(( (after - before) * 1024 / n ))
+}
+
+scale() { # driver dev max
+	dmesg -C
+	modprobe qpnic_bench dev="$2" live="$3" wr=1 sge=1
+	dmesg | sed -n "s/.*qpnic_bench: dev=$2 live=\([0-9]*\) ns_per_create=\([0-9]*\).*/\1 \2/p" |
+		while read -r n ns; do bench "kernel_ns_per_create_at_$n" "$1" "$ns"; done
+	n=$(dmesg | sed -n "s/.*qpnic_bench: dev=$2 live_done=\([0-9]*\).*/\1/p" | tail -n 1)
+	bench kernel_max_live_qps "$1" "${n:-0}"
+	rmmod qpnic_bench
+}
+
+run_driver() { # driver
+	local drv=$1 dev
+	setup_veth
+	case $drv in
+	qpnic) dev=qpnic0; modprobe qpnic && rdma link add $dev type qpnic netdev veth0 ;;
+	floor) dev=qpnic0; modprobe qpnic create_floor=1 && rdma link add $dev type qpnic netdev veth0 ;;
+	rxe) dev=rxe0; modprobe rdma_rxe && rdma link add $dev type rxe netdev veth0 ;;
+	esac || { echo "@@ $drv: device set-up failed"; return; }
+	echo "@@ measuring $drv"
+	kernel_rates $drv $dev rc 16 1 20000
+	kernel_rates $drv $dev ud 16 1 20000
+	kernel_rates $drv $dev rc 1024 16 2000
+	if [ $drv != floor ]; then
+		user_rates $drv $dev rc 16 1 5000
+		user_rates $drv $dev ud 16 1 5000
+		for n in 1000 10000 100000; do kernel_mem $drv $dev $n; done
+		user_mem $drv $dev 10000
+		if [ $drv = qpnic ]; then scale $drv $dev 1000000; else scale $drv $dev 100000; fi
+	fi
+	rdma link delete $dev
+	teardown_veth
+	case $drv in
+	rxe) rmmod rdma_rxe ;;
+	*) rmmod qpnic ;;
+	esac
+}
+
+for d in ${*:-qpnic floor rxe}; do run_driver "$d"; done
+exit 0
