@@ -33,5 +33,7 @@ for flavour in test stock; do
 	fi
 done
 say "make check took $((SECONDS - start)) s"
-grep -h '^@@PYVERBS ' "$QPNIC_BUILD"/check-*.log | sed 's/^@@PYVERBS /pyverbs suite: /' || true
+"$QPNIC_TOP/scripts/pyverbs-compare.py" "$QPNIC_BUILD/check-stock.log" |
+	tee "$QPNIC_BUILD/pyverbs-compare.txt" | head -n 2
+say "pyverbs qpnic/rdma_rxe comparison: $QPNIC_BUILD/pyverbs-compare.txt"
 "$QPNIC_TOP/scripts/parse-results.py" "${logs[@]}"

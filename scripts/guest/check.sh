@@ -58,7 +58,7 @@ if [ "${want_compare:-0}" = 1 ]; then
 	# The same suite on rdma_rxe, on a fresh veth pair, for comparison.
 	setup_veth
 	rdma link add rxe0 type rxe netdev veth0
-	bash /opt/qpnic/guest/pyverbs.sh rxe0 rxe all 10 120 | grep '^@@PYVERBS '
+	bash /opt/qpnic/guest/pyverbs.sh rxe0 rxe all 10 120 | grep '^@@PYVERBS'
 	rdma link delete rxe0
 	teardown_veth
 fi

@@ -61,7 +61,7 @@ int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			       udata, &resp.mi);
 	if (err)
 		goto err_count;
-	ibcq->cqe = cq->queue.mask;
+	ibcq->cqe = cq->queue.capacity;
 	if (udata) {
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
@@ -117,7 +117,7 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 	oldq = cq->queue;
 	cq->queue = newq;
-	ibcq->cqe = newq.mask;
+	ibcq->cqe = newq.capacity;
 	spin_unlock_irq(&cq->lock);
 
 	if (udata) {
@@ -195,10 +195,10 @@ bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
 	bool notify;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (qpnic_queue_count(&cq->queue) == cq->queue.mask) {
+	if (qpnic_queue_full(&cq->queue)) {
 		spin_unlock_irqrestore(&cq->lock, flags);
 		ibdev_dbg(cq->ibcq.device, "cq overflow, %u entries\n",
-			  cq->queue.mask);
+			  cq->queue.capacity);
 		if (cq->ibcq.event_handler) {
 			struct ib_event ev = {
 				.device = cq->ibcq.device,

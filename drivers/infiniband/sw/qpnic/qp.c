@@ -19,11 +19,17 @@ MODULE_PARM_DESC(create_floor,
 #define QPNIC_QPN_MASK	0xffffff
 #define QPNIC_PSN_MASK	0xffffff
 
-static u32 qpnic_send_wqe_size(u32 max_sge, u32 max_inline)
+/* Kernel SQs hold struct qpnic_send_wqe, user SQs librxe's rxe_send_wqe. */
+static u32 qpnic_send_wqe_hdr(bool user)
+{
+	return user ? sizeof(struct rxe_send_wqe) : sizeof(struct qpnic_send_wqe);
+}
+
+static u32 qpnic_send_wqe_size(u32 max_sge, u32 max_inline, bool user)
 {
 	u32 payload = max_t(u32, max_sge * sizeof(struct rxe_sge), max_inline);
 
-	return roundup_pow_of_two(sizeof(struct rxe_send_wqe) + payload);
+	return roundup_pow_of_two(qpnic_send_wqe_hdr(user) + payload);
 }
 
 u32 qpnic_recv_wqe_size(u32 max_sge)
@@ -131,13 +137,14 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);
 
-	wqe_size = qpnic_send_wqe_size(cap->max_send_sge, cap->max_inline_data);
+	wqe_size = qpnic_send_wqe_size(cap->max_send_sge, cap->max_inline_data,
+				       !!udata);
 	err = qpnic_queue_init(qdev, &qp->sq.queue, cap->max_send_wr, wqe_size,
 			       QPNIC_Q_TO_KERNEL, udata, &resp->sq_mi);
 	if (err)
 		return err;
-	payload = wqe_size - sizeof(struct rxe_send_wqe);
-	qp->sq.max_wr = qp->sq.queue.mask;
+	payload = wqe_size - qpnic_send_wqe_hdr(!!udata);
+	qp->sq.max_wr = qp->sq.queue.capacity;
 	qp->sq.max_sge = min_t(u32, payload / sizeof(struct rxe_sge), QPNIC_MAX_SGE);
 	qp->max_inline = min_t(u32, payload, QPNIC_MAX_INLINE);
 
@@ -151,7 +158,7 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 			return err;
 		}
 		payload = wqe_size - sizeof(struct rxe_recv_wqe);
-		qp->rq.max_wr = qp->rq.queue.mask;
+		qp->rq.max_wr = qp->rq.queue.capacity;
 		qp->rq.max_sge = min_t(u32, payload / sizeof(struct rxe_sge),
 				       QPNIC_MAX_SGE);
 	}
@@ -339,11 +346,16 @@ static bool qpnic_wq_flush(struct qpnic_qp *qp, struct qpnic_wq *wq,
 	while (qpnic_queue_count(&wq->queue)) {
 		void *slot = qpnic_queue_slot(&wq->queue, wq->queue.cons);
 
-		if (send) {
+		if (send && qp->user) {
 			struct rxe_send_wqe *wqe = slot;
 
 			wc.wr_id = READ_ONCE(wqe->wr.wr_id);
 			wc.opcode = qpnic_wr_to_wc_opcode(READ_ONCE(wqe->wr.opcode));
+		} else if (send) {
+			struct qpnic_send_wqe *wqe = slot;
+
+			wc.wr_id = wqe->wr_id;
+			wc.opcode = qpnic_wr_to_wc_opcode(wqe->opcode);
 		} else {
 			wc.wr_id = READ_ONCE(((struct rxe_recv_wqe *)slot)->wr_id);
 		}
@@ -692,70 +704,65 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	return 0;
 }
 
-/* Translate a kernel WR into the rdma_rxe WQE format the SQ holds. */
+/* Copy a kernel WR into the SQ slot @wqe. */
 static void qpnic_build_send_wqe(struct qpnic_qp *qp, const struct ib_send_wr *wr,
-				 struct rxe_send_wqe *wqe)
+				 struct qpnic_send_wqe *wqe)
 {
 	u32 len = 0;
 	int i;
 
 	memset(wqe, 0, sizeof(*wqe));
-	wqe->wr.wr_id = wr->wr_id;
-	wqe->wr.opcode = wr->opcode;
-	wqe->wr.send_flags = wr->send_flags;
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
 	if (qp->sig_all)
-		wqe->wr.send_flags |= IB_SEND_SIGNALED;
+		wqe->send_flags |= IB_SEND_SIGNALED;
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
-		wqe->wr.ex.imm_data = wr->ex.imm_data;
+		wqe->ex.imm_data = wr->ex.imm_data;
 	else if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
-		wqe->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
 
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
-		wqe->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
-		wqe->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		wqe->remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rkey = rdma_wr(wr)->rkey;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		wqe->wr.wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
-		wqe->wr.wr.atomic.compare_add = atomic_wr(wr)->compare_add;
-		wqe->wr.wr.atomic.swap = atomic_wr(wr)->swap;
-		wqe->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
+		wqe->remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->rkey = atomic_wr(wr)->rkey;
+		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->atomic.swap = atomic_wr(wr)->swap;
 		break;
 	default:
 		if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
-			wqe->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
-			wqe->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
-			wqe->wr.wr.ud.pkey_index = ud_wr(wr)->pkey_index;
-			wqe->wr.wr.ud.ah_num = to_qah(ud_wr(wr)->ah)->ah_num;
+			wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
+			wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
+			wqe->ud.pkey_index = ud_wr(wr)->pkey_index;
+			wqe->ud.ah_num = to_qah(ud_wr(wr)->ah)->ah_num;
 		}
 		break;
 	}
 
-	for (i = 0; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;
 	if (wr->send_flags & IB_SEND_INLINE) {
-		u8 *p = wqe->dma.inline_data;
-
 		/* Virtual DMA: an SGE address is a kernel virtual address. */
 		for (i = 0; i < wr->num_sge; i++) {
-			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			memcpy(wqe->inline_data + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
-			p += wr->sg_list[i].length;
+			len += wr->sg_list[i].length;
 		}
 	} else {
 		for (i = 0; i < wr->num_sge; i++) {
-			wqe->dma.sge[i].addr = wr->sg_list[i].addr;
-			wqe->dma.sge[i].length = wr->sg_list[i].length;
-			wqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
+			wqe->sge[i] = wr->sg_list[i];
+			len += wr->sg_list[i].length;
 		}
-		wqe->dma.num_sge = wr->num_sge;
+		wqe->num_sge = wr->num_sge;
 	}
-	wqe->dma.length = len;
-	wqe->dma.resid = len;
+	wqe->length = len;
 }
 
 /* States in which the send queue takes new work (IB spec 10.3.1). */
@@ -819,7 +826,7 @@ int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	for (; wr; wr = wr->next) {
 		err = qpnic_check_send_wr(qdev, qp, wr);
-		if (!err && qpnic_queue_count(&qp->sq.queue) == qp->sq.max_wr) {
+		if (!err && qpnic_queue_full(&qp->sq.queue)) {
 			ibdev_dbg(&qdev->ibdev, "post_send: QP %u send queue full (%u WRs)\n",
 				  ibqp->qp_num, qp->sq.max_wr);
 			err = -ENOMEM;
@@ -850,7 +857,7 @@ int qpnic_recv_wqe_write(struct qpnic_queue *q, u32 max_sge,
 
 	if (wr->num_sge < 0 || wr->num_sge > max_sge)
 		return -EINVAL;
-	if (qpnic_queue_count(q) == q->mask)
+	if (qpnic_queue_full(q))
 		return -ENOMEM;
 	wqe = qpnic_queue_slot(q, q->prod);
 	wqe->wr_id = wr->wr_id;

@@ -74,7 +74,9 @@ struct qpnic_queue {
 	u8 *data;			/* the elements */
 	struct rxe_queue_buf *buf;	/* user rings: shared header + data */
 	struct rdma_user_mmap_entry *mmap_entry;	/* user rings only */
-	u32 mask;		/* slots - 1: one slot always stays empty */
+	u32 mask;		/* slots - 1, for addressing a slot */
+	u32 wrap;		/* index mask: @mask (user), U32_MAX (kernel) */
+	u32 capacity;		/* elements the ring holds */
 	u32 log2_elem;
 	u32 prod;
 	u32 cons;
@@ -111,6 +113,41 @@ struct qpnic_srq {
 	u32 max_sge;
 	u32 limit;
 	bool user;
+};
+
+/*
+ * A send WQE in a kernel QP's SQ. User SQs hold librxe's struct
+ * rxe_send_wqe; a kernel QP needs far less per slot, and the slot size is
+ * most of a QP's memory.
+ */
+struct qpnic_send_wqe {
+	u64 wr_id;
+	u32 opcode;			/* enum ib_wr_opcode */
+	u32 send_flags;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+	u32 num_sge;			/* 0 when the payload is inline */
+	u32 length;			/* total payload bytes */
+	u32 rkey;
+	u64 remote_addr;
+	union {
+		struct {
+			u64 compare_add;
+			u64 swap;
+		} atomic;
+		struct {
+			u32 remote_qpn;
+			u32 remote_qkey;
+			u32 ah_num;
+			u16 pkey_index;
+		} ud;
+	};
+	union {
+		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
+		DECLARE_FLEX_ARRAY(u8, inline_data);
+	};
 };
 
 struct qpnic_wq {
@@ -193,6 +230,7 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 		     struct ib_udata *udata, struct mminfo *mi);
 void qpnic_queue_free(struct qpnic_queue *q);
 u32 qpnic_queue_count(struct qpnic_queue *q);
+bool qpnic_queue_full(struct qpnic_queue *q);
 void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index);
 void qpnic_queue_produced(struct qpnic_queue *q);
 void qpnic_queue_consumed(struct qpnic_queue *q);

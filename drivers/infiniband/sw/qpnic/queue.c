@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Rings in the rdma_rxe uapi layout, kernel-only or shared with librxe.
+ * Rings of 2^n slots, kernel-only or shared with librxe.
  *
- * A ring of 2^n slots holds 2^n - 1 elements: one slot stays empty so that
- * full and empty differ. Each side owns one index; the kernel keeps its
- * own copy of both and only ever masks what userspace wrote.
+ * A ring shared with librxe has the rdma_rxe uapi layout: masked indices,
+ * so 2^n slots hold 2^n - 1 elements (one stays empty to tell full from
+ * empty). Each side owns one index; the kernel keeps its own copy of both
+ * and only ever masks what userspace wrote.
+ *
+ * A kernel ring's indices are private and run freely (count = prod - cons),
+ * so all 2^n slots hold elements: a QP asking for 1024 WRs gets 1024 slots,
+ * not 2048.
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -16,20 +21,23 @@
 #include "qpnic.h"
 
 /*
- * Size the element array of a ring for @capacity elements of @elem_size
- * bytes. Fails with -EINVAL on overflow, before anything is allocated.
+ * Size @q for at least @capacity elements of @elem_size bytes and return
+ * the bytes of its element array. Fails with -EINVAL on overflow, before
+ * anything is allocated.
  */
-static int qpnic_queue_slots(u32 capacity, u32 elem_size, u32 *log2_elem,
-			     u32 *mask, size_t *bytes)
+static int qpnic_queue_size(struct qpnic_queue *q, u32 capacity, u32 elem_size,
+			    size_t *bytes)
 {
 	u32 slots;
 
 	if (capacity >= (1U << 30) || !elem_size || elem_size > (1U << 20))
 		return -EINVAL;
-	slots = roundup_pow_of_two(capacity + 1);
-	*log2_elem = order_base_2(elem_size);
-	*mask = slots - 1;
-	if (check_shl_overflow((size_t)slots, *log2_elem, bytes))
+	slots = roundup_pow_of_two(q->user ? capacity + 1 : max(capacity, 1U));
+	q->log2_elem = order_base_2(elem_size);
+	q->mask = slots - 1;
+	q->wrap = q->user ? q->mask : U32_MAX;
+	q->capacity = q->user ? slots - 1 : slots;
+	if (check_shl_overflow((size_t)slots, q->log2_elem, bytes))
 		return -EINVAL;
 	return 0;
 }
@@ -44,18 +52,20 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 	int err;
 
 	memset(q, 0, sizeof(*q));
-	err = qpnic_queue_slots(capacity, elem_size, &q->log2_elem, &q->mask,
-				&bytes);
+	q->dir = dir;
+	q->user = !!udata;
+	err = qpnic_queue_size(q, capacity, elem_size, &bytes);
 	if (err) {
 		ibdev_dbg(&qdev->ibdev, "ring of %u x %u bytes overflows\n",
 			  capacity, elem_size);
 		return err;
 	}
-	q->dir = dir;
-	q->user = !!udata;
 	if (!udata) {
-		/* Kernel rings are the bare element array: no shared header. */
-		q->data = kvzalloc(bytes, GFP_KERNEL);
+		/*
+		 * Kernel rings are the bare element array, never zeroed: a slot
+		 * is read only between cons and prod, after it was written.
+		 */
+		q->data = kvmalloc(bytes, GFP_KERNEL);
 		return q->data ? 0 : -ENOMEM;
 	}
 
@@ -118,7 +128,12 @@ static void qpnic_queue_load_peer(struct qpnic_queue *q)
 u32 qpnic_queue_count(struct qpnic_queue *q)
 {
 	qpnic_queue_load_peer(q);
-	return (q->prod - q->cons) & q->mask;
+	return (q->prod - q->cons) & q->wrap;
+}
+
+bool qpnic_queue_full(struct qpnic_queue *q)
+{
+	return qpnic_queue_count(q) >= q->capacity;
 }
 
 void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index)
@@ -129,7 +144,7 @@ void *qpnic_queue_slot(const struct qpnic_queue *q, u32 index)
 /* The element at prod is written: publish it. */
 void qpnic_queue_produced(struct qpnic_queue *q)
 {
-	q->prod = (q->prod + 1) & q->mask;
+	q->prod = (q->prod + 1) & q->wrap;
 	if (!q->user)
 		return;
 	/* release: the element is written before the index shows it */
@@ -139,7 +154,7 @@ void qpnic_queue_produced(struct qpnic_queue *q)
 /* The element at cons is done with: give the slot back. */
 void qpnic_queue_consumed(struct qpnic_queue *q)
 {
-	q->cons = (q->cons + 1) & q->mask;
+	q->cons = (q->cons + 1) & q->wrap;
 	if (!q->user)
 		return;
 	/* release: the element is read before its slot is handed back */
@@ -155,7 +170,7 @@ int qpnic_queue_move(struct qpnic_queue *dst, struct qpnic_queue *src)
 	u32 count = qpnic_queue_count(src);
 	u32 i;
 
-	if (count > dst->mask)
+	if (count > dst->capacity)
 		return -EINVAL;
 	for (i = 0; i < count; i++) {
 		memcpy(qpnic_queue_slot(dst, dst->prod + i),

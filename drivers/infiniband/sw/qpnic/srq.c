@@ -68,7 +68,7 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			      GFP_KERNEL);
 	if (err < 0)
 		goto err_queue;
-	attr->max_wr = srq->queue.mask;
+	attr->max_wr = srq->queue.capacity;
 	attr->max_sge = srq->max_sge;
 	if (udata) {
 		resp.srq_num = srq->srq_num;
@@ -143,7 +143,7 @@ int qpnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 {
 	struct qpnic_dev *qdev = to_qdev(ibsrq->device);
 	struct qpnic_srq *srq = to_qsrq(ibsrq);
-	u32 max_wr = srq->queue.mask;
+	u32 max_wr = srq->queue.capacity;
 	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT)) {
@@ -175,7 +175,7 @@ int qpnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct qpnic_srq *srq = to_qsrq(ibsrq);
 
-	attr->max_wr = srq->queue.mask;
+	attr->max_wr = srq->queue.capacity;
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = srq->limit;
 	return 0;
