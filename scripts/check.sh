@@ -34,6 +34,6 @@ for flavour in test stock; do
 done
 say "make check took $((SECONDS - start)) s"
 "$QPNIC_TOP/scripts/pyverbs-compare.py" "$QPNIC_BUILD/check-stock.log" |
-	tee "$QPNIC_BUILD/pyverbs-compare.txt" | head -n 2
+	tee "$QPNIC_BUILD/pyverbs-compare.txt" | head -n 3
 say "pyverbs qpnic/rdma_rxe comparison: $QPNIC_BUILD/pyverbs-compare.txt"
 "$QPNIC_TOP/scripts/parse-results.py" "${logs[@]}"

@@ -525,6 +525,12 @@ static void test_mr_and_cq(void)
 	result(mr && mr->lkey, "reg_mr", "errno %d", errno);
 	if (mr)
 		result(!ibv_dereg_mr(mr), "dereg_mr", NULL);
+	/* ibv_reg_mr(3): optional access flags are ignored where unsupported */
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_RELAXED_ORDERING);
+	result(mr, "reg_mr with IBV_ACCESS_RELAXED_ORDERING", "errno %d", errno);
+	if (mr)
+		ibv_dereg_mr(mr);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE);
 	result(!mr, "reg_mr remote write without local write fails", NULL);
 	if (mr)

@@ -9,8 +9,11 @@ show rdma link add qpnic0 type qpnic netdev veth0
 show rdma link
 show ibv_devices
 show ibv_devinfo -v -d qpnic0
-if [ -x "$QPNIC_BIN/qp_demo" ]; then
-	show "$QPNIC_BIN/qp_demo" qpnic0
-fi
+echo; echo "### userspace: ibv_create_qp_ex/ibv_destroy_qp through librxe"
+show "$QPNIC_BIN/qp_demo" qpnic0
+echo; echo "### kernel: ib_create_qp/ib_destroy_qp from a module (tests/kmod/qpnic_qpdemo.c)"
+show modprobe qpnic_qpdemo dev=qpnic0
+dmesg | grep 'qpnic_qpdemo:' | sed 's/^\[[ 0-9.]*\] //'
+rmmod qpnic_qpdemo
 show rdma link delete qpnic0
 show rmmod qpnic

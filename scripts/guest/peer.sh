@@ -5,11 +5,15 @@
 # with the other guest, proving the wire between the two QEMUs.
 . /opt/qpnic/guest/lib.sh
 role=$1
+# (built in on the test kernel, modules on the stock one)
+modprobe virtio_pci 2>/dev/null
 modprobe virtio_net 2>/dev/null
+for _ in $(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 if [ "$role" = a ]; then me=10.1.0.1 peer=10.1.0.2; else me=10.1.0.2 peer=10.1.0.1; fi
 $IP addr add $me/24 dev eth0
 $IP link set eth0 up
-check "peer $role: eth0 is up" bash -c "$IP link show eth0 | grep -q 'state UP'"
+check "peer $role: eth0 is up" bash -c \
+	"for i in \$(seq 50); do grep -qx up /sys/class/net/eth0/operstate && exit 0; sleep 0.1; done; exit 1"
 check "peer $role: UDP exchange with $peer" python3 - "$me" "$peer" <<'PY'
 import socket, sys, time
 me, peer = sys.argv[1], sys.argv[2]

@@ -32,6 +32,8 @@ static struct qpnic_mr *qpnic_mr_alloc(struct qpnic_dev *qdev, int access)
 	struct qpnic_mr *mr;
 	int err;
 
+	/* Optional flags (relaxed ordering) are hints a device may ignore. */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~QPNIC_MR_ACCESS) {
 		ibdev_dbg(&qdev->ibdev, "reg_mr: access flags %#x not supported\n",
 			  access);
