@@ -801,6 +801,153 @@ static void qpnic_test_random_caps(struct kunit *test)
 	}
 }
 
+struct qpnic_event_ctx {
+	atomic_t cq_err;
+	atomic_t comp;
+};
+
+static void qpnic_cq_event(struct ib_event *ev, void *ctx)
+{
+	struct qpnic_event_ctx *e = ctx;
+
+	if (ev->event == IB_EVENT_CQ_ERR)
+		atomic_inc(&e->cq_err);
+}
+
+static void qpnic_cq_comp(struct ib_cq *cq, void *ctx)
+{
+	struct qpnic_event_ctx *e = ctx;
+
+	atomic_inc(&e->comp);
+}
+
+/*
+ * A CQ holds at least the cqe it was created with; resize keeps what is
+ * queued and refuses to shrink below it; an overflow is a CQ error event.
+ * REPORT_MISSED_EVENTS reports a non-empty CQ; an armed CQ calls its
+ * completion handler once.
+ */
+static void qpnic_test_cq_resize_and_overflow(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	struct qpnic_event_ctx ev = {};
+	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr rwr = {};
+	struct ib_wc wc[4];
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int n, i;
+
+	cq = ib_create_cq(env.ibdev, qpnic_cq_comp, qpnic_cq_event, &ev,
+			  &(struct ib_cq_init_attr){ .cqe = 4 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	KUNIT_EXPECT_GE(test, cq->cqe, 4);
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	attr.cap.max_recv_wr = 64;
+	qp = qpnic_test_create(test, &attr);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_post_recvs(qp, 2, 0), 3U);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ev.comp), 1);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+					       IB_CQ_REPORT_MISSED_EVENTS), 1);
+	/* three CQEs queued: shrinking to 2 fails, growing keeps them */
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 100), 0);
+	KUNIT_EXPECT_GE(test, cq->cqe, 100);
+	n = ib_poll_cq(cq, ARRAY_SIZE(wc), wc);
+	KUNIT_EXPECT_EQ(test, n, 3);
+	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_SOLICITED |
+					       IB_CQ_REPORT_MISSED_EVENTS), 0);
+	/* overflow: more flushed receives than the CQ holds */
+	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 4), 0);
+	for (i = 0; i < 16 && !atomic_read(&ev.cq_err); i++)
+		KUNIT_EXPECT_EQ(test, ib_post_recv(qp, &rwr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ev.cq_err), 1);
+	KUNIT_EXPECT_EQ(test, i, cq->cqe + 1);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	ib_destroy_cq(cq);
+}
+
+/* SRQ limits: max_wr beyond the device, a limit above max_wr, resize. */
+static void qpnic_test_srq_modify(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	const struct ib_device_attr *d = &env.ibdev->attrs;
+	struct ib_srq_init_attr sattr = {
+		.attr = { .max_wr = d->max_srq_wr + 1, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_srq_attr mod = {};
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	struct ib_srq *srq;
+	u32 n = 0;
+
+	srq = ib_create_srq(ctx->pd, &sattr);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(srq), -EINVAL);
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+	sattr.attr.max_wr = 8;
+	sattr.attr.srq_limit = 9;
+	srq = ib_create_srq(ctx->pd, &sattr);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(srq), -EINVAL);
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+	sattr.attr.srq_limit = 0;
+	srq = ib_create_srq(ctx->pd, &sattr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(srq));
+	while (n < 4 && ib_post_srq_recv(srq, &wr, &bad) == 0)
+		n++;
+	mod.max_wr = 2;		/* four WRs are queued */
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &mod, IB_SRQ_MAX_WR), -EINVAL);
+	mod.max_wr = 64;
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &mod, IB_SRQ_MAX_WR), 0);
+	KUNIT_ASSERT_EQ(test, ib_query_srq(srq, &mod), 0);
+	KUNIT_EXPECT_GE(test, mod.max_wr, 64U);
+	while (n <= mod.max_wr && ib_post_srq_recv(srq, &wr, &bad) == 0)
+		n++;
+	KUNIT_EXPECT_EQ(test, n, mod.max_wr);
+	mod.srq_limit = mod.max_wr + 1;
+	KUNIT_EXPECT_EQ(test, ib_modify_srq(srq, &mod, IB_SRQ_LIMIT), -EINVAL);
+	ib_destroy_srq(srq);
+}
+
+/* A UD QP sends through an address handle, and only with one. */
+static void qpnic_test_ud_send_with_ah(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_UD);
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	const struct ib_send_wr *bad;
+	struct ib_ud_wr wr = { .wr.opcode = IB_WR_SEND, .remote_qpn = 0x42,
+			       .remote_qkey = 0x11111111 };
+	struct ib_qp *qp;
+	struct ib_ah *ah;
+
+	rdma_ah_set_port_num(&ah_attr, 1);
+	rdma_ah_set_grh(&ah_attr, NULL, 0, 0, 64, 0);
+	ah_attr.grh.dgid.global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
+	ah_attr.grh.dgid.global.interface_id = cpu_to_be64(0x0200000000000002ULL);
+	ah = rdma_create_ah(ctx->pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(ah), "create_ah %ld", PTR_ERR_OR_ZERO(ah));
+	qp = qpnic_test_create(test, &attr);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
+	wr.ah = ah;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), 0);
+	wr.wr.opcode = IB_WR_RDMA_WRITE;	/* UD has no RDMA */
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
 /* Every QP this suite made is gone: the device counts none but QP1. */
 static void qpnic_test_no_leaked_qps(struct kunit *test)
 {
@@ -901,6 +1048,9 @@ static struct kunit_case qpnic_qp_cases[] = {
 	KUNIT_CASE(qpnic_test_destroy_with_posted),
 	KUNIT_CASE(qpnic_test_destroy_mcast_attached),
 	KUNIT_CASE(qpnic_test_random_caps),
+	KUNIT_CASE(qpnic_test_cq_resize_and_overflow),
+	KUNIT_CASE(qpnic_test_srq_modify),
+	KUNIT_CASE(qpnic_test_ud_send_with_ah),
 	KUNIT_CASE(qpnic_test_no_leaked_qps),
 	KUNIT_CASE(qpnic_test_netdev_removal),
 	{}

@@ -17,6 +17,12 @@ check "rdma link lists qpnic0" bash -c "rdma link show | grep -q 'qpnic0/1 state
 check "ibv_devices lists qpnic0" bash -c "ibv_devices | grep -q qpnic0"
 check "ibv_devinfo binds librxe" bash -c "ibv_devinfo -d qpnic0 | grep -q 'transport:.*InfiniBand'"
 check "RoCEv2 GID for 10.0.0.1" test -n "$(gid_index qpnic0 10.0.0.1)"
+# The port follows its netdev.
+$IP link set veth0 down
+check "port goes DOWN with its netdev" bash -c "rdma link show qpnic0/1 | grep -q 'state DOWN'"
+$IP link set veth0 up
+check "port comes back ACTIVE" bash -c \
+	"for i in \$(seq 50); do rdma link show qpnic0/1 | grep -q 'state ACTIVE' && exit 0; sleep 0.1; done; exit 1"
 for t in "$QPNIC_BIN"/test_*; do
 	[ -x "$t" ] && "$t" -d qpnic0
 done

@@ -134,9 +134,6 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	u32 wqe_size, payload;
 	int err;
 
-	spin_lock_init(&qp->sq.lock);
-	spin_lock_init(&qp->rq.lock);
-
 	wqe_size = qpnic_send_wqe_size(cap->max_send_sge, cap->max_inline_data,
 				       !!udata);
 	err = qpnic_queue_init(qdev, &qp->sq.queue, cap->max_send_wr, wqe_size,
@@ -246,6 +243,8 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq.lock);
+	spin_lock_init(&qp->rq.lock);
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;

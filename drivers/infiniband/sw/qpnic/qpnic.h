@@ -57,7 +57,6 @@ struct qpnic_dev {
 	struct mutex mcast_lock;	/* protects mcast_groups */
 	struct list_head mcast_groups;
 	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_ah;
-	struct list_head list;		/* qpnic_devices */
 };
 
 /*
