@@ -12,6 +12,7 @@
  * not 2048.
  */
 #include <linux/log2.h>
+#include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
@@ -40,6 +41,30 @@ static int qpnic_queue_size(struct qpnic_queue *q, u32 capacity, u32 elem_size,
 	if (check_shl_overflow((size_t)slots, q->log2_elem, bytes))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * Memory for a shared ring: small rings (most QPs) are plain pages, which
+ * are cheaper to get, map and free than vmalloc space; large rings, or a
+ * fragmented machine, fall back to vmalloc.
+ */
+#define QPNIC_CONTIG_RING_MAX	(16 * PAGE_SIZE)
+
+static void *qpnic_ring_alloc(size_t bytes)
+{
+	void *buf = NULL;
+
+	if (bytes <= QPNIC_CONTIG_RING_MAX)
+		buf = alloc_pages_exact(bytes, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
+	return buf ?: vmalloc_user(bytes);
+}
+
+static void qpnic_ring_free(void *buf, size_t bytes)
+{
+	if (is_vmalloc_addr(buf))
+		vfree(buf);
+	else
+		free_pages_exact(buf, bytes);
 }
 
 int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
@@ -71,12 +96,12 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 
 	/* Shared rings carry the rxe header and are mmap()ed whole pages. */
 	bytes = PAGE_ALIGN(bytes + sizeof(struct rxe_queue_buf));
-	q->buf = vmalloc_user(bytes);
+	q->buf = qpnic_ring_alloc(bytes);
 	if (!q->buf)
 		return -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry) {
-		vfree(q->buf);
+		qpnic_ring_free(q->buf, bytes);
 		return -ENOMEM;
 	}
 	entry->buf = q->buf;
@@ -84,7 +109,7 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &entry->rdma_entry, bytes);
 	if (err) {
 		kfree(entry);
-		vfree(q->buf);
+		qpnic_ring_free(q->buf, bytes);
 		return err;
 	}
 	q->mmap_entry = &entry->rdma_entry;
@@ -212,11 +237,18 @@ int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 			  vma->vm_end - vma->vm_start,
 			  rdma_entry->npages << PAGE_SHIFT);
 		err = -EINVAL;
-	} else {
-		err = remap_vmalloc_range(vma, entry->buf, 0);
-		if (err)
-			ibdev_dbg(ibuc->device, "mmap: remap failed %d\n", err);
+		goto out;
 	}
+	if (is_vmalloc_addr(entry->buf))
+		err = remap_vmalloc_range(vma, entry->buf, 0);
+	else
+		err = remap_pfn_range(vma, vma->vm_start,
+				      virt_to_phys(entry->buf) >> PAGE_SHIFT,
+				      vma->vm_end - vma->vm_start,
+				      vma->vm_page_prot);
+	if (err)
+		ibdev_dbg(ibuc->device, "mmap: mapping the ring failed %d\n", err);
+out:
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }
@@ -226,6 +258,6 @@ void qpnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	struct qpnic_mmap_entry *entry =
 		container_of(rdma_entry, struct qpnic_mmap_entry, rdma_entry);
 
-	vfree(entry->buf);
+	qpnic_ring_free(entry->buf, rdma_entry->npages << PAGE_SHIFT);
 	kfree(entry);
 }
