@@ -46,11 +46,9 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	err = qpnic_check_ah_attr(qdev, init->ah_attr);
 	if (err)
 		return err;
-	if (!atomic_add_unless(&qdev->num_ah, 1, QPNIC_MAX_AH)) {
-		ibdev_dbg(&qdev->ibdev, "create_ah: limit of %u AHs reached\n",
-			  QPNIC_MAX_AH);
-		return -ENOMEM;
-	}
+	err = qpnic_count_get(qdev, &qdev->num_ah, QPNIC_MAX_AH, "AHs");
+	if (err)
+		return err;
 	/* create_ah may run in atomic context (RDMA_CREATE_AH_SLEEPABLE clear). */
 	err = xa_alloc_cyclic_irq(&qdev->ahs, &ah->ah_num, ah, XA_LIMIT(1, QPNIC_MAX_AH),
 				  &qdev->next_ah,

@@ -43,16 +43,10 @@ int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = qpnic_cq_check_size(qdev, attr->cqe);
 	if (err)
 		return err;
-	if (udata && udata->outlen < sizeof(resp)) {
-		ibdev_dbg(&qdev->ibdev, "cq: response of %zu bytes, need %zu\n",
-			  udata->outlen, sizeof(resp));
-		return -EINVAL;
-	}
-	if (!atomic_add_unless(&qdev->num_cq, 1, QPNIC_MAX_CQ)) {
-		ibdev_dbg(&qdev->ibdev, "cq: limit of %u CQs reached\n",
-			  QPNIC_MAX_CQ);
-		return -ENOMEM;
-	}
+	err = qpnic_check_resp_len(qdev, udata, sizeof(resp), "create_cq") ?:
+	      qpnic_count_get(qdev, &qdev->num_cq, QPNIC_MAX_CQ, "CQs");
+	if (err)
+		return err;
 
 	spin_lock_init(&cq->lock);
 	cq->user = !!udata;
@@ -97,11 +91,9 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = qpnic_cq_check_size(qdev, cqe);
 	if (err)
 		return err;
-	if (udata && udata->outlen < sizeof(resp)) {
-		ibdev_dbg(&qdev->ibdev, "resize_cq: response of %zu bytes, need %zu\n",
-			  udata->outlen, sizeof(resp));
-		return -EINVAL;
-	}
+	err = qpnic_check_resp_len(qdev, udata, sizeof(resp), "resize_cq");
+	if (err)
+		return err;
 	err = qpnic_queue_init(qdev, &newq, cqe, qpnic_cqe_size(cq->user),
 			       QPNIC_Q_FROM_KERNEL, udata, &resp.mi);
 	if (err)

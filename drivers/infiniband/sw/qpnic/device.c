@@ -223,6 +223,27 @@ const struct ib_device_ops qpnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qpnic_ucontext, ibuc),
 };
 
+/* Take one of @limit objects counted in @count, or fail with -ENOMEM. */
+int qpnic_count_get(struct qpnic_dev *qdev, atomic_t *count, u32 limit,
+		    const char *what)
+{
+	if (atomic_add_unless(count, 1, limit))
+		return 0;
+	ibdev_dbg(&qdev->ibdev, "limit of %u %s reached\n", limit, what);
+	return -ENOMEM;
+}
+
+/* A user verb's response buffer must hold the rxe ABI response. */
+int qpnic_check_resp_len(struct qpnic_dev *qdev, struct ib_udata *udata,
+			 size_t len, const char *verb)
+{
+	if (!udata || udata->outlen >= len)
+		return 0;
+	ibdev_dbg(&qdev->ibdev, "%s: response of %zu bytes, need %zu\n", verb,
+		  udata->outlen, len);
+	return -EINVAL;
+}
+
 void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type)
 {
 	struct ib_event ev = {

@@ -12,12 +12,7 @@ int qpnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct qpnic_dev *qdev = to_qdev(ibpd->device);
 
-	if (!atomic_add_unless(&qdev->num_pd, 1, QPNIC_MAX_PD)) {
-		ibdev_dbg(&qdev->ibdev, "alloc_pd: limit of %u PDs reached\n",
-			  QPNIC_MAX_PD);
-		return -ENOMEM;
-	}
-	return 0;
+	return qpnic_count_get(qdev, &qdev->num_pd, QPNIC_MAX_PD, "PDs");
 }
 
 int qpnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -46,11 +41,9 @@ static struct qpnic_mr *qpnic_mr_alloc(struct qpnic_dev *qdev, int access)
 			  access);
 		return ERR_PTR(-EINVAL);
 	}
-	if (!atomic_add_unless(&qdev->num_mr, 1, QPNIC_MAX_MR)) {
-		ibdev_dbg(&qdev->ibdev, "reg_mr: limit of %u MRs reached\n",
-			  QPNIC_MAX_MR);
-		return ERR_PTR(-ENOMEM);
-	}
+	err = qpnic_count_get(qdev, &qdev->num_mr, QPNIC_MAX_MR, "MRs");
+	if (err)
+		return ERR_PTR(err);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr) {
 		err = -ENOMEM;

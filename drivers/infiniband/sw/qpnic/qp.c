@@ -228,17 +228,11 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				  udata->inlen);
 			return -EOPNOTSUPP;
 		}
-		if (udata->outlen < sizeof(resp)) {
-			ibdev_dbg(&qdev->ibdev, "create_qp: response of %zu bytes, need %zu\n",
-				  udata->outlen, sizeof(resp));
-			return -EINVAL;
-		}
 	}
-	if (!atomic_add_unless(&qdev->num_qp, 1, QPNIC_MAX_QP)) {
-		ibdev_dbg(&qdev->ibdev, "create_qp: limit of %u QPs reached\n",
-			  QPNIC_MAX_QP);
-		return -ENOMEM;
-	}
+	err = qpnic_check_resp_len(qdev, udata, sizeof(resp), "create_qp") ?:
+	      qpnic_count_get(qdev, &qdev->num_qp, QPNIC_MAX_QP, "QPs");
+	if (err)
+		return err;
 
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);

@@ -218,6 +218,10 @@ extern const struct ib_device_ops qpnic_dev_ops;
 int qpnic_add_device(const char *name, struct net_device *ndev,
 		     struct ib_device **out);
 void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type);
+int qpnic_count_get(struct qpnic_dev *qdev, atomic_t *count, u32 limit,
+		    const char *what);
+int qpnic_check_resp_len(struct qpnic_dev *qdev, struct ib_udata *udata,
+			 size_t len, const char *verb);
 
 /* net.c */
 int qpnic_net_init(void);

@@ -42,16 +42,10 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			  attr->srq_limit, attr->max_wr);
 		return -EINVAL;
 	}
-	if (udata && udata->outlen < sizeof(resp)) {
-		ibdev_dbg(&qdev->ibdev, "create_srq: response of %zu bytes, need %zu\n",
-			  udata->outlen, sizeof(resp));
-		return -EINVAL;
-	}
-	if (!atomic_add_unless(&qdev->num_srq, 1, QPNIC_MAX_SRQ)) {
-		ibdev_dbg(&qdev->ibdev, "create_srq: limit of %u SRQs reached\n",
-			  QPNIC_MAX_SRQ);
-		return -ENOMEM;
-	}
+	err = qpnic_check_resp_len(qdev, udata, sizeof(resp), "create_srq") ?:
+	      qpnic_count_get(qdev, &qdev->num_srq, QPNIC_MAX_SRQ, "SRQs");
+	if (err)
+		return err;
 
 	spin_lock_init(&srq->lock);
 	srq->user = !!udata;
