@@ -62,7 +62,7 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	rdma_copy_ah_attr(&ah->attr, init->ah_attr);
 	if (udata && udata->outlen >= sizeof(resp)) {
 		resp.ah_num = ah->ah_num;
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_ah");
 		if (err)
 			goto err_num;
 	}

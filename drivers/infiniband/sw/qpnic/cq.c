@@ -57,7 +57,7 @@ int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_count;
 	ibcq->cqe = cq->queue.capacity;
 	if (udata) {
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_cq");
 		if (err)
 			goto err_queue;
 	}
@@ -114,7 +114,7 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (udata) {
 		/* Too late to undo: the old ring is gone either way. */
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "resize_cq");
 	}
 	qpnic_queue_free(&oldq);
 	return err;

@@ -244,6 +244,18 @@ int qpnic_check_resp_len(struct qpnic_dev *qdev, struct ib_udata *udata,
 	return -EINVAL;
 }
 
+/* Copy a verb's rxe ABI response out to userspace. */
+int qpnic_copy_resp(struct qpnic_dev *qdev, struct ib_udata *udata,
+		    void *resp, size_t len, const char *verb)
+{
+	int err = ib_copy_to_udata(udata, resp, len);
+
+	if (err)
+		ibdev_dbg(&qdev->ibdev, "%s: %zu-byte response not writable\n",
+			  verb, len);
+	return err;
+}
+
 void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type)
 {
 	struct ib_event ev = {

@@ -252,7 +252,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_qpn;
 	if (udata) {
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_qp");
 		if (err)
 			goto err_queues;
 	}

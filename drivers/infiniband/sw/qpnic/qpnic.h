@@ -222,6 +222,8 @@ int qpnic_count_get(struct qpnic_dev *qdev, atomic_t *count, u32 limit,
 		    const char *what);
 int qpnic_check_resp_len(struct qpnic_dev *qdev, struct ib_udata *udata,
 			 size_t len, const char *verb);
+int qpnic_copy_resp(struct qpnic_dev *qdev, struct ib_udata *udata,
+		    void *resp, size_t len, const char *verb);
 
 /* net.c */
 int qpnic_net_init(void);

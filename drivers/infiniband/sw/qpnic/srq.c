@@ -66,7 +66,7 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	attr->max_sge = srq->max_sge;
 	if (udata) {
 		resp.srq_num = srq->srq_num;
-		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_srq");
 		if (err)
 			goto err_num;
 	}
@@ -97,8 +97,11 @@ static int qpnic_srq_resize(struct qpnic_dev *qdev, struct qpnic_srq *srq,
 			return -EINVAL;
 		}
 		err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
-		if (err)
+		if (err) {
+			ibdev_dbg(&qdev->ibdev, "modify_srq: %zu-byte command not readable\n",
+				  sizeof(cmd));
 			return err;
+		}
 	}
 	err = qpnic_queue_init(qdev, &newq, max_wr,
 			       1U << srq->queue.log2_elem, QPNIC_Q_TO_KERNEL,
