@@ -51,6 +51,18 @@ exec 8>&-
 check "the process exits after its device went away" timeout 30 tail --pid=$holder -f /dev/null
 teardown_veth
 check "rmmod qpnic" rmmod qpnic
+# The QP limit: what query_device reports is where creation stops.
+setup_veth
+modprobe qpnic max_qp=64
+rdma link add qpnic3 type qpnic netdev veth0
+check "max_qp=64 is what query_device reports" \
+	bash -c "ibv_devinfo -v -d qpnic3 | grep -qE 'max_qp:[[:space:]]+64\$'"
+"$QPNIC_BIN/bench_qp" qpnic3 live rc 1 1 100 </dev/null >/tmp/limit.out 2>&1
+check "QP creation stops at max_qp (63 + QP1) with ENOMEM" grep -q "live=63 errno=12" /tmp/limit.out
+rdma link delete qpnic3
+teardown_veth
+rmmod qpnic
+check "max_qp=1 is refused at load" bash -c "! modprobe qpnic max_qp=1"
 # qpnic and rdma_rxe both need UDP port 4791.
 modprobe rdma_rxe
 if modprobe qpnic 2>/tmp/err; then

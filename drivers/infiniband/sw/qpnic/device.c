@@ -10,6 +10,11 @@
 
 #include "qpnic.h"
 
+/* A smaller QP limit than the driver's, for hosts that want one (and tests). */
+unsigned int qpnic_max_qp = QPNIC_MAX_QP;
+module_param_named(max_qp, qpnic_max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "QPs per device, GSI included (2 to 1048576, the default)");
+
 static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 			      struct ib_udata *udata)
 {
@@ -28,7 +33,7 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->vendor_id = QPNIC_VENDOR_ID;
 	attr->vendor_part_id = 0;
 	attr->hw_ver = 0;
-	attr->max_qp = QPNIC_MAX_QP;
+	attr->max_qp = qpnic_max_qp;
 	attr->max_qp_wr = QPNIC_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR | IB_DEVICE_BAD_QKEY_CNTR |
 				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |

@@ -67,6 +67,10 @@ static int __init qpnic_init(void)
 {
 	int err;
 
+	if (qpnic_max_qp < 2 || qpnic_max_qp > QPNIC_MAX_QP) {
+		pr_err("qpnic: max_qp=%u, must be 2..%u\n", qpnic_max_qp, QPNIC_MAX_QP);
+		return -EINVAL;
+	}
 	err = qpnic_net_init();
 	if (err)
 		return err;

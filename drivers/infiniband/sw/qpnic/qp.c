@@ -230,7 +230,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		}
 	}
 	err = qpnic_check_resp_len(qdev, udata, sizeof(resp), "create_qp") ?:
-	      qpnic_count_get(qdev, &qdev->num_qp, QPNIC_MAX_QP, "QPs");
+	      qpnic_count_get(qdev, &qdev->num_qp, qpnic_max_qp, "QPs");
 	if (err)
 		return err;
 

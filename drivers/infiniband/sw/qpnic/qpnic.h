@@ -214,6 +214,7 @@ static inline struct qpnic_ah *to_qah(struct ib_ah *ibah)
 }
 
 /* device.c */
+extern unsigned int qpnic_max_qp;
 extern const struct ib_device_ops qpnic_dev_ops;
 int qpnic_add_device(const char *name, struct net_device *ndev,
 		     struct ib_device **out);
