@@ -322,20 +322,26 @@ static void qpnic_qp_event(struct qpnic_qp *qp, enum ib_event_type type)
 }
 
 /*
- * Complete every queued WR of @wq with IB_WC_WR_FLUSH_ERR. Only wr_id and
- * opcode are read from the ring, each once: nothing else of a user WQE
- * matters for a flush. Called with wq->lock held.
+ * Complete every queued WR of the SQ (@send) or the RQ with
+ * IB_WC_WR_FLUSH_ERR, in order. Only wr_id and opcode are read from the
+ * ring, each once: nothing else of a user WQE matters for a flush. An SRQ's
+ * WRs are not the QP's to flush.
  */
-static bool qpnic_wq_flush(struct qpnic_qp *qp, struct qpnic_wq *wq,
-			   struct qpnic_cq *cq, bool send)
+static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 {
+	struct qpnic_wq *wq = send ? &qp->sq : &qp->rq;
+	struct qpnic_cq *cq = to_qcq(send ? qp->ibqp.send_cq : qp->ibqp.recv_cq);
 	struct ib_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.qp = &qp->ibqp,
 		.opcode = IB_WC_RECV,
 	};
+	unsigned long flags;
 	bool notify = false;
 
+	if (!send && qp->ibqp.srq)
+		return;
+	spin_lock_irqsave(&wq->lock, flags);
 	while (qpnic_queue_count(&wq->queue)) {
 		void *slot = qpnic_queue_slot(&wq->queue, wq->queue.cons);
 
@@ -355,33 +361,8 @@ static bool qpnic_wq_flush(struct qpnic_qp *qp, struct qpnic_wq *wq,
 		notify |= qpnic_cq_push(cq, &wc, false);
 		qpnic_queue_consumed(&wq->queue);
 	}
-	return notify;
-}
-
-static void qpnic_qp_flush_sq(struct qpnic_qp *qp)
-{
-	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
-	unsigned long flags;
-	bool notify;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	notify = qpnic_wq_flush(qp, &qp->sq, cq, true);
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	if (notify)
-		qpnic_cq_notify(cq);
-}
-
-static void qpnic_qp_flush_rq(struct qpnic_qp *qp)
-{
-	struct qpnic_cq *cq = to_qcq(qp->ibqp.recv_cq);
-	unsigned long flags;
-	bool notify;
-
-	if (qp->ibqp.srq)
-		return;
-	spin_lock_irqsave(&qp->rq.lock, flags);
-	notify = qpnic_wq_flush(qp, &qp->rq, cq, false);
-	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	spin_unlock_irqrestore(&wq->lock, flags);
+	/* Outside the WQ lock: a completion handler may post new work. */
 	if (notify)
 		qpnic_cq_notify(cq);
 }
@@ -576,8 +557,8 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qpnic_qp_set_state(qp, new);
 
 	if (new == IB_QPS_ERR && cur != IB_QPS_ERR) {
-		qpnic_qp_flush_sq(qp);
-		qpnic_qp_flush_rq(qp);
+		qpnic_qp_flush(qp, true);
+		qpnic_qp_flush(qp, false);
 		if (ibqp->srq)
 			qpnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
@@ -786,7 +767,7 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 	}
 	/* The wire transport picks the WQEs up; in error they flush. */
 	if (state == IB_QPS_ERR || state == IB_QPS_SQE)
-		qpnic_qp_flush_sq(qp);
+		qpnic_qp_flush(qp, true);
 	return 0;
 }
 
@@ -836,7 +817,7 @@ out:
 	flush = qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE;
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (flush)
-		qpnic_qp_flush_sq(qp);
+		qpnic_qp_flush(qp, true);
 	return err;
 }
 
@@ -914,6 +895,6 @@ out:
 	flush = qp->state == IB_QPS_ERR;
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
 	if (flush)
-		qpnic_qp_flush_rq(qp);
+		qpnic_qp_flush(qp, false);
 	return err;
 }
