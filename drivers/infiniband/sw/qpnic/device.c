@@ -7,6 +7,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/rdma_user_ioctl_cmds.h>
+#include <qpnic/qpnic.h>
 
 #include "qpnic.h"
 
@@ -276,7 +277,7 @@ void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type)
  * Create and register a device on @ndev. The ib_device's parent is the
  * NIC's own device (a PCI function) when there is one, as for an RNIC.
  */
-int qpnic_add_device(const char *name, struct net_device *ndev,
+int qpnic_device_add(const char *name, struct net_device *ndev,
 		     struct ib_device **out)
 {
 	struct qpnic_dev *qdev;
@@ -336,3 +337,4 @@ err_dealloc:
 	ib_dealloc_device(ibdev);
 	return err;
 }
+EXPORT_SYMBOL_NS_GPL(qpnic_device_add, QPNIC_KUNIT);

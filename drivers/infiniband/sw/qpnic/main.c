@@ -11,20 +11,13 @@
 
 static int qpnic_newlink(const char *ibdev_name, struct net_device *ndev)
 {
-	return qpnic_add_device(ibdev_name, ndev, NULL);
+	return qpnic_device_add(ibdev_name, ndev, NULL);
 }
 
 static struct rdma_link_ops qpnic_link_ops = {
 	.type = "qpnic",
 	.newlink = qpnic_newlink,
 };
-
-int qpnic_device_add(const char *name, struct net_device *ndev,
-		     struct ib_device **ibdev)
-{
-	return qpnic_add_device(name, ndev, ibdev);
-}
-EXPORT_SYMBOL_NS_GPL(qpnic_device_add, QPNIC_KUNIT);
 
 void qpnic_device_remove(struct ib_device *ibdev)
 {

@@ -216,8 +216,6 @@ static inline struct qpnic_ah *to_qah(struct ib_ah *ibah)
 /* device.c */
 extern unsigned int qpnic_max_qp;
 extern const struct ib_device_ops qpnic_dev_ops;
-int qpnic_add_device(const char *name, struct net_device *ndev,
-		     struct ib_device **out);
 void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type);
 int qpnic_count_get(struct qpnic_dev *qdev, atomic_t *count, u32 limit,
 		    const char *what);
