@@ -6,6 +6,7 @@
  * IB spec, never read back from the driver.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -284,6 +285,18 @@ static void qpnic_test_create_bad_attrs(struct kunit *test)
 	struct ib_qp *qp;
 
 	attr.sq_sig_type = 7;
+	qp = ib_create_qp(ctx->pd, &attr);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(qp), -EINVAL);
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	attr = qpnic_test_attr(ctx, IB_QPT_RC);
+	attr.send_cq = NULL;
+	qp = ib_create_qp(ctx->pd, &attr);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(qp), -EINVAL);
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	attr = qpnic_test_attr(ctx, IB_QPT_UD);
+	attr.recv_cq = NULL;
 	qp = ib_create_qp(ctx->pd, &attr);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(qp), -EINVAL);
 	if (!IS_ERR(qp))
@@ -586,7 +599,8 @@ static void qpnic_test_send_capacity(struct kunit *test)
 	struct qpnic_test_ctx *ctx = test->priv;
 	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
 	const struct ib_send_wr *bad;
-	struct ib_send_wr wr = { .opcode = IB_WR_RDMA_WRITE };
+	struct ib_sge sge[33] = {};	/* max_send_sge + 1 at most */
+	struct ib_send_wr wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = sge };
 	struct ib_qp *qp;
 
 	attr.cap.max_send_wr = 20;
@@ -599,7 +613,51 @@ static void qpnic_test_send_capacity(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
 	KUNIT_EXPECT_EQ(test, qpnic_post_sends(qp, attr.cap.max_send_wr),
 			attr.cap.max_send_wr);
-	/* and a WR with too many SGEs is EINVAL, whatever the queue's fill */
+	/* the queue is full: one more is ENOMEM, and bad_wr points at it */
+	bad = NULL;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr);
+	/* a WR with too many SGEs is EINVAL, whatever the queue's fill */
+	wr.num_sge = attr.cap.max_send_sge + 1;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+}
+
+/*
+ * Only what works is claimed: no fast registration (ULPs would pick FRWR),
+ * no atomics, and the opcodes without code behind them are refused.
+ */
+static void qpnic_test_unimplemented_refused(struct kunit *test)
+{
+	static const enum ib_wr_opcode ops[] = {
+		IB_WR_LOCAL_INV, IB_WR_SEND_WITH_INV, IB_WR_REG_MR,
+		IB_WR_BIND_MW, IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
+		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, IB_WR_LSO,
+	};
+	struct qpnic_test_ctx *ctx = test->priv;
+	const struct ib_device_attr *a = &env.ibdev->attrs;
+	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
+	struct ib_send_wr wr = {};
+	const struct ib_send_wr *bad;
+	struct ib_qp *qp;
+	int i;
+
+	KUNIT_EXPECT_FALSE(test, a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS);
+	KUNIT_EXPECT_FALSE(test, a->device_cap_flags & IB_DEVICE_BAD_PKEY_CNTR);
+	KUNIT_EXPECT_FALSE(test, a->device_cap_flags & IB_DEVICE_BAD_QKEY_CNTR);
+	KUNIT_EXPECT_EQ(test, a->atomic_cap, IB_ATOMIC_NONE);
+	KUNIT_EXPECT_EQ(test, a->max_fast_reg_page_list_len, 0U);
+	qp = qpnic_test_create(test, &attr);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		wr.opcode = ops[i];
+		bad = NULL;
+		KUNIT_EXPECT_EQ_MSG(test, ib_post_send(qp, &wr, &bad), -EINVAL,
+				    "opcode %d", ops[i]);
+		KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr);
+	}
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
 }
 
@@ -863,14 +921,142 @@ static void qpnic_test_cq_resize_and_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, 3);
 	KUNIT_EXPECT_EQ(test, ib_req_notify_cq(cq, IB_CQ_SOLICITED |
 					       IB_CQ_REPORT_MISSED_EVENTS), 0);
-	/* overflow: more flushed receives than the CQ holds */
+	/*
+	 * Overrun: more flushed receives than the CQ holds. The CQ goes into
+	 * error once, raising exactly one CQ_ERR event however many CQEs are
+	 * lost, and stays in error: it takes no new CQE even after polling.
+	 */
 	KUNIT_EXPECT_EQ(test, ib_resize_cq(cq, 4), 0);
-	for (i = 0; i < 16 && !atomic_read(&ev.cq_err); i++)
+	for (i = 0; i < 3 * cq->cqe; i++)
 		KUNIT_EXPECT_EQ(test, ib_post_recv(qp, &rwr, &bad), 0);
+	for (i = 0; i < 100 && !atomic_read(&ev.cq_err); i++)
+		msleep(20);
+	msleep(20);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ev.cq_err), 1);
-	KUNIT_EXPECT_EQ(test, i, cq->cqe + 1);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, ARRAY_SIZE(wc), wc), cq->cqe);
+	KUNIT_EXPECT_EQ(test, ib_post_recv(qp, &rwr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, ARRAY_SIZE(wc), wc), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ev.cq_err), 1);
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
 	ib_destroy_cq(cq);
+}
+
+struct qpnic_reentry_ctx {
+	struct ib_qp *qp;
+	atomic_t cq_err, last_wqe;
+	int query_err;
+};
+
+/* A CQ event handler that calls back into the verbs on the same QP. */
+static void qpnic_reentry_cq_event(struct ib_event *ev, void *data)
+{
+	struct qpnic_reentry_ctx *r = data;
+	struct ib_recv_wr wr = { .wr_id = 77 };
+	const struct ib_recv_wr *bad;
+
+	if (ev->event != IB_EVENT_CQ_ERR)
+		return;
+	ib_post_recv(r->qp, &wr, &bad);
+	atomic_inc(&r->cq_err);
+}
+
+/* A QP event handler that queries the QP it is told about. */
+static void qpnic_reentry_qp_event(struct ib_event *ev, void *data)
+{
+	struct qpnic_reentry_ctx *r = data;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ev->event != IB_EVENT_QP_LAST_WQE_REACHED)
+		return;
+	r->query_err = ib_query_qp(ev->element.qp, &a, IB_QP_STATE, &init);
+	atomic_inc(&r->last_wqe);
+}
+
+/*
+ * Event handlers may call back into the verbs: qpnic holds none of its
+ * locks when it delivers an event (a handler calling post_recv or
+ * query_qp on the same QP would otherwise deadlock).
+ */
+static void qpnic_test_event_reentry(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	struct qpnic_reentry_ctx r = {};
+	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_srq_init_attr sattr = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_srq *srq;
+	struct ib_cq *cq;
+	int i;
+
+	cq = ib_create_cq(env.ibdev, NULL, qpnic_reentry_cq_event, &r,
+			  &(struct ib_cq_init_attr){ .cqe = 2 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	attr.cap.max_recv_wr = 32;
+	r.qp = qpnic_test_create(test, &attr);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(r.qp), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_post_recvs(r.qp, 15, 0), 16U);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(r.qp, &a, IB_QP_STATE), 0);
+	for (i = 0; i < 100 && !atomic_read(&r.cq_err); i++)
+		msleep(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r.cq_err), 1);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(r.qp), 0);
+	ib_destroy_cq(cq);
+
+	srq = ib_create_srq(ctx->pd, &sattr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(srq));
+	attr = qpnic_test_attr(ctx, IB_QPT_RC);
+	attr.srq = srq;
+	attr.event_handler = qpnic_reentry_qp_event;
+	attr.qp_context = &r;
+	r.qp = qpnic_test_create(test, &attr);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(r.qp), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(r.qp, &a, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r.last_wqe), 1);
+	KUNIT_EXPECT_EQ(test, r.query_err, 0);
+	/* ERR to ERR is a legal move; the last WQE was reached only once */
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(r.qp, &a, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&r.last_wqe), 1);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(r.qp), 0);
+	ib_destroy_srq(srq);
+}
+
+/*
+ * Destroying a QP takes its completions out of a kernel CQ (no ib_wc
+ * keeps pointing at a freed QP); another QP's completions stay, in order.
+ */
+static void qpnic_test_destroy_purges_cq(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_qp *gone, *kept;
+	struct ib_wc wc[4];
+	int n, i;
+
+	gone = qpnic_test_create(test, &attr);
+	kept = qpnic_test_create(test, &attr);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(gone), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(kept), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_post_recvs(gone, 2, 100), 3U);
+	KUNIT_EXPECT_EQ(test, qpnic_post_recvs(kept, 2, 200), 3U);
+	/* interleaved in the CQ: gone x3, kept x3, gone x2 (posted in ERR) */
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(gone, &a, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(kept, &a, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_post_recvs(gone, 1, 300), 2U);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(gone), 0);
+	n = ib_poll_cq(ctx->cq, ARRAY_SIZE(wc), wc);
+	KUNIT_EXPECT_EQ(test, n, 3);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_PTR_EQ(test, wc[i].qp, kept);
+		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 200ULL + i);
+	}
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(kept), 0);
 }
 
 /* SRQ limits: max_wr beyond the device, a limit above max_wr, resize. */
@@ -1043,12 +1229,15 @@ static struct kunit_case qpnic_qp_cases[] = {
 	KUNIT_CASE(qpnic_test_recv_capacity),
 	KUNIT_CASE(qpnic_test_send_capacity),
 	KUNIT_CASE(qpnic_test_send_bad_wr),
+	KUNIT_CASE(qpnic_test_unimplemented_refused),
 	KUNIT_CASE(qpnic_test_flush_on_err),
 	KUNIT_CASE(qpnic_test_drain_qp),
 	KUNIT_CASE(qpnic_test_destroy_with_posted),
 	KUNIT_CASE(qpnic_test_destroy_mcast_attached),
 	KUNIT_CASE(qpnic_test_random_caps),
 	KUNIT_CASE(qpnic_test_cq_resize_and_overflow),
+	KUNIT_CASE(qpnic_test_event_reentry),
+	KUNIT_CASE(qpnic_test_destroy_purges_cq),
 	KUNIT_CASE(qpnic_test_srq_modify),
 	KUNIT_CASE(qpnic_test_ud_send_with_ah),
 	KUNIT_CASE(qpnic_test_no_leaked_qps),

@@ -41,6 +41,7 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct qpnic_dev *qdev = to_qdev(ibah->device);
 	struct qpnic_ah *ah = to_qah(ibah);
 	struct rxe_create_ah_resp resp = {};
+	gfp_t gfp;
 	int err;
 
 	err = qpnic_check_ah_attr(qdev, init->ah_attr);
@@ -49,11 +50,14 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	err = qpnic_count_get(qdev, &qdev->num_ah, QPNIC_MAX_AH, "AHs");
 	if (err)
 		return err;
-	/* create_ah may run in atomic context (RDMA_CREATE_AH_SLEEPABLE clear). */
-	err = xa_alloc_cyclic_irq(&qdev->ahs, &ah->ah_num, ah, XA_LIMIT(1, QPNIC_MAX_AH),
-				  &qdev->next_ah,
-				  (init->flags & RDMA_CREATE_AH_SLEEPABLE) ?
-				  GFP_KERNEL : GFP_ATOMIC);
+	/*
+	 * create_ah may run in atomic context (RDMA_CREATE_AH_SLEEPABLE
+	 * clear). The number is reserved first and the AH stored there once
+	 * it is built.
+	 */
+	gfp = (init->flags & RDMA_CREATE_AH_SLEEPABLE) ? GFP_KERNEL : GFP_ATOMIC;
+	err = xa_alloc_cyclic_irq(&qdev->ahs, &ah->ah_num, NULL,
+				  XA_LIMIT(1, QPNIC_MAX_AH), &qdev->next_ah, gfp);
 	if (err < 0) {
 		ibdev_dbg(&qdev->ibdev, "create_ah: no AH number left (%d)\n", err);
 		err = -ENOMEM;
@@ -65,6 +69,12 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_ah");
 		if (err)
 			goto err_num;
+	}
+	err = xa_err(xa_store_irq(&qdev->ahs, ah->ah_num, ah, gfp));
+	if (err) {
+		ibdev_dbg(&qdev->ibdev, "create_ah: publishing AH %u failed %d\n",
+			  ah->ah_num, err);
+		goto err_num;
 	}
 	return 0;
 

@@ -23,6 +23,20 @@ static int qpnic_cq_check_size(struct qpnic_dev *qdev, int cqe)
 	return 0;
 }
 
+/* The CQ_ERR event, delivered from process context with no lock held. */
+static void qpnic_cq_overflow_work(struct work_struct *work)
+{
+	struct qpnic_cq *cq = container_of(work, struct qpnic_cq, overflow_work);
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.event = IB_EVENT_CQ_ERR,
+		.element.cq = &cq->ibcq,
+	};
+
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
 int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
@@ -49,8 +63,9 @@ int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return err;
 
 	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->overflow_work, qpnic_cq_overflow_work);
 	cq->user = !!udata;
-	err = qpnic_queue_init(qdev, &cq->queue, attr->cqe,
+	err = qpnic_queue_init(qdev, &cq->queue, attr->cqe, QPNIC_MAX_CQE,
 			       qpnic_cqe_size(cq->user), QPNIC_Q_FROM_KERNEL,
 			       udata, &resp.mi);
 	if (err)
@@ -75,6 +90,7 @@ int qpnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct qpnic_cq *cq = to_qcq(ibcq);
 
 	/* The core refuses while a QP or SRQ still uses this CQ. */
+	cancel_work_sync(&cq->overflow_work);
 	qpnic_queue_free(&cq->queue);
 	atomic_dec(&to_qdev(ibcq->device)->num_cq);
 	return 0;
@@ -94,10 +110,20 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = qpnic_check_resp_len(qdev, udata, sizeof(resp), "resize_cq");
 	if (err)
 		return err;
-	err = qpnic_queue_init(qdev, &newq, cqe, qpnic_cqe_size(cq->user),
+	err = qpnic_queue_init(qdev, &newq, cqe, QPNIC_MAX_CQE,
+			       qpnic_cqe_size(cq->user),
 			       QPNIC_Q_FROM_KERNEL, udata, &resp.mi);
 	if (err)
 		return err;
+	/*
+	 * Tell userspace about the new ring before switching to it: if the
+	 * copy fails, the CQ keeps the ring librxe polls.
+	 */
+	if (udata) {
+		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "resize_cq");
+		if (err)
+			goto err_free;
+	}
 
 	spin_lock_irq(&cq->lock);
 	err = qpnic_queue_move(&newq, &cq->queue);
@@ -111,13 +137,8 @@ int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->queue = newq;
 	ibcq->cqe = newq.capacity;
 	spin_unlock_irq(&cq->lock);
-
-	if (udata) {
-		/* Too late to undo: the old ring is gone either way. */
-		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "resize_cq");
-	}
 	qpnic_queue_free(&oldq);
-	return err;
+	return 0;
 
 err_free:
 	qpnic_queue_free(&newq);
@@ -178,8 +199,11 @@ static void qpnic_wc_to_uverbs(const struct ib_wc *wc, struct ib_uverbs_wc *uwc)
 /*
  * Queue one completion. Returns true when the CQ was armed for it: the
  * caller then runs qpnic_cq_notify() once it holds no lock a completion
- * handler could need (handlers may post new work). A full CQ is a CQ error
- * (IB spec 11.4.2.1): the CQE is lost and the consumer gets IB_EVENT_CQ_ERR.
+ * handler could need (handlers may post new work). A full CQ is a CQ
+ * overrun (IB spec 10.10.2.3, 11.6.3): the CQE is lost, the CQ stays in
+ * error and the consumer gets one IB_EVENT_CQ_ERR, raised from a work item
+ * so that no lock of the caller is held and nothing is allocated per lost
+ * CQE.
  */
 bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
 {
@@ -187,19 +211,14 @@ bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
 	bool notify;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (qpnic_queue_full(&cq->queue)) {
-		spin_unlock_irqrestore(&cq->lock, flags);
-		ibdev_dbg(cq->ibcq.device, "cq overflow, %u entries\n",
-			  cq->queue.capacity);
-		if (cq->ibcq.event_handler) {
-			struct ib_event ev = {
-				.device = cq->ibcq.device,
-				.event = IB_EVENT_CQ_ERR,
-				.element.cq = &cq->ibcq,
-			};
-
-			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if (cq->overflowed || qpnic_queue_full(&cq->queue)) {
+		if (!cq->overflowed) {
+			cq->overflowed = true;
+			ibdev_dbg(cq->ibcq.device, "cq overrun at %u entries: CQ in error\n",
+				  cq->queue.capacity);
+			schedule_work(&cq->overflow_work);
 		}
+		spin_unlock_irqrestore(&cq->lock, flags);
 		return false;
 	}
 	if (cq->user)
@@ -214,6 +233,30 @@ bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
 		cq->notify = 0;
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return notify;
+}
+
+/*
+ * Drop the entries of a kernel CQ that belong to @ibqp (being destroyed),
+ * keeping the others in order, so that no ib_wc outlives its wc->qp.
+ */
+void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp)
+{
+	struct qpnic_queue *q = &cq->queue;
+	unsigned long flags;
+	u32 from, to;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (from = to = q->cons; from != q->prod; from++) {
+		struct ib_wc *wc = qpnic_queue_slot(q, from);
+
+		if (wc->qp == ibqp)
+			continue;
+		if (from != to)
+			*(struct ib_wc *)qpnic_queue_slot(q, to) = *wc;
+		to++;
+	}
+	q->prod = to;
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 void qpnic_cq_notify(struct qpnic_cq *cq)

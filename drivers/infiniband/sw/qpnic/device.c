@@ -11,6 +11,10 @@
 
 #include "qpnic.h"
 
+/* Every registered qpnic device, for module unload. */
+static LIST_HEAD(qpnic_devices);
+static DEFINE_MUTEX(qpnic_devices_lock);
+
 /* A smaller QP limit than the driver's, for hosts that want one (and tests). */
 unsigned int qpnic_max_qp = QPNIC_MAX_QP;
 module_param_named(max_qp, qpnic_max_qp, uint, 0444);
@@ -36,10 +40,13 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->hw_ver = 0;
 	attr->max_qp = qpnic_max_qp;
 	attr->max_qp_wr = QPNIC_MAX_QP_WR;
-	attr->device_cap_flags = IB_DEVICE_BAD_PKEY_CNTR | IB_DEVICE_BAD_QKEY_CNTR |
-				 IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_SRQ_RESIZE |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/*
+	 * Only what works is claimed: no MEM_MGT_EXTENSIONS (ULPs would pick
+	 * FRWR) until fast registration exists, no P_Key/Q_Key violation
+	 * counters until packets are checked.
+	 */
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SRQ_RESIZE;
 	attr->max_send_sge = QPNIC_MAX_SGE;
 	attr->max_recv_sge = QPNIC_MAX_SGE;
 	attr->max_sge_rd = QPNIC_MAX_SGE;
@@ -50,7 +57,7 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_qp_rd_atom = QPNIC_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = QPNIC_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = QPNIC_MAX_RD_ATOMIC * 1024;
-	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->atomic_cap = IB_ATOMIC_NONE;	/* until the responder executes them */
 	attr->max_mcast_grp = QPNIC_MAX_MCAST_GRP;
 	attr->max_mcast_qp_attach = QPNIC_MAX_MCAST_QP_ATTACH;
 	attr->max_total_mcast_qp_attach = QPNIC_MAX_MCAST_GRP *
@@ -68,16 +75,18 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 static int qpnic_query_port(struct ib_device *ibdev, u32 port,
 			    struct ib_port_attr *attr)
 {
-	struct qpnic_dev *qdev = to_qdev(ibdev);
-	struct net_device *ndev = qdev->ndev;
-	bool up = netif_running(ndev) && netif_carrier_ok(ndev);
+	/* During removal the core may already have let go of the netdev. */
+	struct net_device *ndev = qpnic_netdev_get(to_qdev(ibdev));
+	bool up = ndev && netif_running(ndev) && netif_carrier_ok(ndev);
+	int err;
 
 	/* The core zeroed attr; it fills the GID table length itself. */
 	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
 	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 				IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	attr->active_mtu = ndev ? iboe_get_mtu(READ_ONCE(ndev->mtu)) : IB_MTU_256;
+	dev_put(ndev);
 	attr->gid_tbl_len = QPNIC_GID_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->max_msg_sz = QPNIC_MAX_MSG_SIZE;
@@ -91,22 +100,19 @@ static int qpnic_query_port(struct ib_device *ibdev, u32 port,
 	attr->sm_sl = 0;
 	attr->subnet_timeout = 0;
 	attr->init_type_reply = 0;
-	attr->active_width = IB_WIDTH_4X;
-	attr->active_speed = IB_SPEED_EDR;
-	return 0;
+	/* The netdev's ethtool speed, as IB width and speed. */
+	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	if (err)
+		ibdev_dbg(ibdev, "query_port: no link speed from the netdev (%d)\n", err);
+	return err;
 }
 
 static int qpnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 				    struct ib_port_immutable *immutable)
 {
-	struct ib_port_attr attr = {};
-	int err;
-
-	err = ib_query_port(ibdev, port, &attr);
-	if (err)
-		return err;
-	immutable->pkey_tbl_len = attr.pkey_tbl_len;
-	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = QPNIC_GID_TBL_LEN;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
@@ -165,6 +171,9 @@ static void qpnic_dealloc_driver(struct ib_device *ibdev)
 {
 	struct qpnic_dev *qdev = to_qdev(ibdev);
 
+	mutex_lock(&qpnic_devices_lock);
+	list_del_init(&qdev->list);
+	mutex_unlock(&qpnic_devices_lock);
 	qpnic_mcast_cleanup(qdev);
 	WARN_ON(!xa_empty(&qdev->qps) || !xa_empty(&qdev->mrs) ||
 		!xa_empty(&qdev->ahs) || !xa_empty(&qdev->srqs));
@@ -229,6 +238,29 @@ const struct ib_device_ops qpnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, qpnic_ucontext, ibuc),
 };
 
+/*
+ * The port's netdev with a reference, or NULL once the core has let go of
+ * it (removal). Linux 6.1 does not export ib_device_get_netdev(); this
+ * follows its locking: the core clears the pointer under netdev_lock
+ * before dropping its own reference.
+ */
+struct net_device *qpnic_netdev_get(struct qpnic_dev *qdev)
+{
+	struct ib_port_data *pdata = &qdev->ibdev.port_data[1];
+	struct net_device *ndev;
+
+	spin_lock(&pdata->netdev_lock);
+	ndev = rcu_dereference_protected(pdata->netdev,
+					 lockdep_is_held(&pdata->netdev_lock));
+	dev_hold(ndev);
+	spin_unlock(&pdata->netdev_lock);
+	if (ndev && ndev->reg_state != NETREG_REGISTERED) {
+		dev_put(ndev);
+		return NULL;
+	}
+	return ndev;
+}
+
 /* Take one of @limit objects counted in @count, or fail with -ENOMEM. */
 int qpnic_count_get(struct qpnic_dev *qdev, atomic_t *count, u32 limit,
 		    const char *what)
@@ -289,6 +321,12 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 			 ndev->name, ndev->type);
 		return -EINVAL;
 	}
+	/* qpnic's RoCE UDP sockets live in the initial network namespace. */
+	if (!net_eq(dev_net(ndev), &init_net)) {
+		pr_debug("qpnic: %s is in another network namespace, not supported\n",
+			 ndev->name);
+		return -EOPNOTSUPP;
+	}
 	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
 	if (ibdev) {
 		pr_debug("qpnic: %s already has RDMA device %s\n", ndev->name,
@@ -301,9 +339,9 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	if (!qdev)
 		return -ENOMEM;
 	ibdev = &qdev->ibdev;
-	qdev->ndev = ndev;
-	xa_init_flags(&qdev->qps, XA_FLAGS_ALLOC);
-	xa_init_flags(&qdev->mrs, XA_FLAGS_ALLOC1);
+	/* QP and MR lookups come from the receive path too. */
+	xa_init_flags(&qdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&qdev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&qdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1);
 	mutex_init(&qdev->mcast_lock);
@@ -323,18 +361,59 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	err = ib_device_set_netdev(ibdev, ndev, 1);
 	if (err)
 		goto err_dealloc;
+	/*
+	 * Listed before registering: once registered, the netdev notifier may
+	 * unregister the device at any time, and dealloc_driver unlists it.
+	 */
+	mutex_lock(&qpnic_devices_lock);
+	list_add_tail(&qdev->list, &qpnic_devices);
+	mutex_unlock(&qpnic_devices_lock);
 	err = ib_register_device(ibdev, name, NULL);
 	if (err) {
 		pr_debug("qpnic: registering %s on %s failed %d\n", name,
 			 ndev->name, err);
-		goto err_dealloc;
+		goto err_unlist;
 	}
 	if (out)
 		*out = ibdev;
 	return 0;
 
+err_unlist:
+	mutex_lock(&qpnic_devices_lock);
+	list_del_init(&qdev->list);
+	mutex_unlock(&qpnic_devices_lock);
 err_dealloc:
 	ib_dealloc_device(ibdev);
 	return err;
+}
+
+/*
+ * Whether @ibdev is one of qpnic's devices. librxe needs qpnic's devices to
+ * carry rdma_rxe's driver id, so the id cannot tell the two drivers apart;
+ * the ops can.
+ */
+bool qpnic_owns(const struct ib_device *ibdev)
+{
+	return ibdev->ops.dealloc_driver == qpnic_dealloc_driver;
+}
+
+/* Module unload: unregister every device of qpnic's, and only those. */
+void qpnic_remove_all(void)
+{
+	struct qpnic_dev *qdev;
+
+	mutex_lock(&qpnic_devices_lock);
+	while ((qdev = list_first_entry_or_null(&qpnic_devices,
+						struct qpnic_dev, list))) {
+		/* dealloc_driver unlists it; the reference keeps it in memory. */
+		get_device(&qdev->ibdev.dev);
+		mutex_unlock(&qpnic_devices_lock);
+		ib_unregister_device(&qdev->ibdev);
+		mutex_lock(&qpnic_devices_lock);
+		/* A device whose registration is unwinding may still be listed. */
+		list_del_init(&qdev->list);
+		put_device(&qdev->ibdev.dev);
+	}
+	mutex_unlock(&qpnic_devices_lock);
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_device_add, QPNIC_KUNIT);

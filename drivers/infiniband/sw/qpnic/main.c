@@ -34,6 +34,11 @@ static int qpnic_netdev_event(struct notifier_block *nb, unsigned long event,
 	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
 	if (!ibdev)
 		return NOTIFY_DONE;
+	/* rdma_rxe's devices carry the same driver id: leave them alone. */
+	if (!qpnic_owns(ibdev)) {
+		ib_device_put(ibdev);
+		return NOTIFY_DONE;
+	}
 	switch (event) {
 	case NETDEV_UNREGISTER:
 		ib_unregister_device_queued(ibdev);
@@ -81,8 +86,8 @@ static int __init qpnic_init(void)
 static void __exit qpnic_exit(void)
 {
 	rdma_link_unregister(&qpnic_link_ops);
-	ib_unregister_driver(RDMA_DRIVER_RXE);
 	unregister_netdevice_notifier(&qpnic_netdev_notifier);
+	qpnic_remove_all();
 	qpnic_net_exit();
 }
 

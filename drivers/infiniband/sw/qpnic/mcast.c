@@ -59,7 +59,13 @@ static struct qpnic_mcast_attach *qpnic_mcast_find_qp(struct qpnic_mcast_group *
 static void qpnic_mcast_free_group(struct qpnic_dev *qdev,
 				   struct qpnic_mcast_group *grp)
 {
-	dev_mc_del(qdev->ndev, grp->mac);
+	struct net_device *ndev = qpnic_netdev_get(qdev);
+
+	/* A netdev that is gone took its multicast list with it. */
+	if (ndev) {
+		dev_mc_del(ndev, grp->mac);
+		dev_put(ndev);
+	}
 	list_del(&grp->list);
 	kfree(grp);
 }
@@ -70,6 +76,7 @@ int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	struct qpnic_qp *qp = to_qqp(ibqp);
 	struct qpnic_mcast_group *grp;
 	struct qpnic_mcast_attach *at;
+	struct net_device *ndev;
 	size_t ngroups = 0;
 	int err = 0;
 
@@ -103,7 +110,9 @@ int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		grp->mgid = *gid;
 		INIT_LIST_HEAD(&grp->attachments);
 		qpnic_mgid_to_mac(gid, grp->mac);
-		err = dev_mc_add(qdev->ndev, grp->mac);
+		ndev = qpnic_netdev_get(qdev);
+		err = ndev ? dev_mc_add(ndev, grp->mac) : -ENODEV;
+		dev_put(ndev);
 		if (err) {
 			ibdev_dbg(&qdev->ibdev, "attach_mcast: dev_mc_add %pM failed %d\n",
 				  grp->mac, err);

@@ -4,17 +4,11 @@
  * state machine, posting, flushing and synchronous destruction.
  */
 #include <linux/log2.h>
-#include <linux/module.h>
 #include <linux/overflow.h>
 #include <rdma/ib_cache.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "qpnic.h"
-
-static bool create_floor;
-module_param(create_floor, bool, 0444);
-MODULE_PARM_DESC(create_floor,
-		 "benchmark floor: kernel create_qp (but GSI) only validates and allocates a QP number; such QPs have no queues (default off)");
 
 #define QPNIC_QPN_MASK	0xffffff
 #define QPNIC_PSN_MASK	0xffffff
@@ -136,7 +130,8 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 
 	wqe_size = qpnic_send_wqe_size(cap->max_send_sge, cap->max_inline_data,
 				       !!udata);
-	err = qpnic_queue_init(qdev, &qp->sq.queue, cap->max_send_wr, wqe_size,
+	err = qpnic_queue_init(qdev, &qp->sq.queue, cap->max_send_wr,
+			       QPNIC_MAX_QP_WR, wqe_size,
 			       QPNIC_Q_TO_KERNEL, udata, &resp->sq_mi);
 	if (err)
 		return err;
@@ -148,7 +143,7 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	if (!init->srq) {
 		wqe_size = qpnic_recv_wqe_size(cap->max_recv_sge);
 		err = qpnic_queue_init(qdev, &qp->rq.queue, cap->max_recv_wr,
-				       wqe_size, QPNIC_Q_TO_KERNEL, udata,
+				       QPNIC_MAX_QP_WR, wqe_size, QPNIC_Q_TO_KERNEL, udata,
 				       &resp->rq_mi);
 		if (err) {
 			qpnic_queue_free(&qp->sq.queue);
@@ -175,7 +170,10 @@ static void qpnic_qp_free_queues(struct qpnic_qp *qp)
 		qpnic_queue_free(&qp->rq.queue);
 }
 
-/* Reserve a QP number: QP1 for GSI, otherwise the next free one, cyclically. */
+/*
+ * Reserve a QP number (QP1 for GSI, otherwise the next free one,
+ * cyclically). The slot stays empty to lookups until qpnic_qp_publish().
+ */
 static int qpnic_qp_alloc_qpn(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 			      enum ib_qp_type type)
 {
@@ -183,17 +181,19 @@ static int qpnic_qp_alloc_qpn(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	int err;
 
 	if (type == IB_QPT_GSI) {
-		if (cmpxchg(&qdev->gsi_qp, NULL, qp)) {
-			ibdev_dbg(&qdev->ibdev, "create_qp: port 1 already has its GSI QP\n");
-			return -EBUSY;
+		err = xa_insert_irq(&qdev->qps, QPNIC_GSI_QPN, NULL, GFP_KERNEL);
+		if (err) {
+			ibdev_dbg(&qdev->ibdev, "create_qp: port 1 already has its GSI QP (%d)\n",
+				  err);
+			return err;
 		}
 		qp->ibqp.qp_num = QPNIC_GSI_QPN;
 		return 0;
 	}
-	err = xa_alloc_cyclic(&qdev->qps, &qpn, NULL,
-			      XA_LIMIT(QPNIC_FIRST_QPN,
-				       QPNIC_FIRST_QPN + QPNIC_MAX_QP - 1),
-			      &qdev->next_qpn, GFP_KERNEL);
+	err = xa_alloc_cyclic_irq(&qdev->qps, &qpn, NULL,
+				  XA_LIMIT(QPNIC_FIRST_QPN,
+					   QPNIC_FIRST_QPN + QPNIC_MAX_QP - 1),
+				  &qdev->next_qpn, GFP_KERNEL);
 	if (err < 0) {
 		ibdev_dbg(&qdev->ibdev, "create_qp: no QP number left (%d, max_qp %u)\n",
 			  err, QPNIC_MAX_QP);
@@ -203,12 +203,45 @@ static int qpnic_qp_alloc_qpn(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	return 0;
 }
 
+/* Make a fully built QP visible to qpnic_qp_get(). */
+static int qpnic_qp_publish(struct qpnic_dev *qdev, struct qpnic_qp *qp)
+{
+	int err = xa_err(xa_store_irq(&qdev->qps, qp->ibqp.qp_num, qp,
+				      GFP_KERNEL));
+
+	if (err)
+		ibdev_dbg(&qdev->ibdev, "create_qp: publishing QP %u failed %d\n",
+			  qp->ibqp.qp_num, err);
+	return err;
+}
+
 static void qpnic_qp_free_qpn(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 {
-	if (qp->ibqp.qp_type == IB_QPT_GSI)
-		WRITE_ONCE(qdev->gsi_qp, NULL);
-	else
-		xa_erase(&qdev->qps, qp->ibqp.qp_num);
+	xa_erase_irq(&qdev->qps, qp->ibqp.qp_num);
+}
+
+/*
+ * Look a QP up by number from any context. The core frees a QP with a
+ * plain kfree once destroy_qp returns, so the reference is taken under
+ * the xarray's lock; destroy_qp unpublishes, then waits for it.
+ */
+struct qpnic_qp *qpnic_qp_get(struct qpnic_dev *qdev, u32 qpn)
+{
+	struct qpnic_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&qdev->qps, flags);
+	qp = xa_load(&qdev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock_irqrestore(&qdev->qps, flags);
+	return qp;
+}
+
+void qpnic_qp_put(struct qpnic_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
 }
 
 int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -246,8 +279,6 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = qpnic_qp_alloc_qpn(qdev, qp, init->qp_type);
 	if (err)
 		goto err_count;
-	if (create_floor && !udata && init->qp_type != IB_QPT_GSI)
-		goto publish;
 	err = qpnic_qp_init_queues(qdev, qp, init, udata, &resp);
 	if (err)
 		goto err_qpn;
@@ -256,9 +287,9 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto err_queues;
 	}
-publish:
-	if (init->qp_type != IB_QPT_GSI)
-		xa_store(&qdev->qps, ibqp->qp_num, qp, GFP_KERNEL);
+	err = qpnic_qp_publish(qdev, qp);
+	if (err)
+		goto err_queues;
 	return 0;
 
 err_queues:
@@ -277,8 +308,14 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/* Unpublish, then wait until no lookup holds the QP any more. */
 	qpnic_qp_free_qpn(qdev, qp);
-	if (!refcount_dec_and_test(&qp->ref))
-		wait_for_completion(&qp->released);
+	qpnic_qp_put(qp);
+	wait_for_completion(&qp->released);
+	/* A kernel CQ entry must not outlive the QP it points to. */
+	if (!qp->user) {
+		qpnic_cq_purge_qp(to_qcq(ibqp->send_cq), ibqp);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			qpnic_cq_purge_qp(to_qcq(ibqp->recv_cq), ibqp);
+	}
 	qpnic_qp_free_queues(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	mutex_destroy(&qp->state_lock);
@@ -321,11 +358,19 @@ static void qpnic_qp_event(struct qpnic_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/* States in which the send queue's WRs complete as flushed. */
+static bool qpnic_sq_flushing(enum ib_qp_state state)
+{
+	return state == IB_QPS_ERR || state == IB_QPS_SQE;
+}
+
 /*
- * Complete every queued WR of the SQ (@send) or the RQ with
- * IB_WC_WR_FLUSH_ERR, in order. Only wr_id and opcode are read from the
- * ring, each once: nothing else of a user WQE matters for a flush. An SRQ's
- * WRs are not the QP's to flush.
+ * Complete the WRs queued on the SQ (@send) or the RQ with
+ * IB_WC_WR_FLUSH_ERR, in order, if the QP is (still) in a flushing state.
+ * The producer index is read once: a pass completes at most what was
+ * queued then, never more than the ring holds, whatever userspace writes
+ * meanwhile. Only wr_id and opcode are read from a user WQE, each once.
+ * An SRQ's WRs are not the QP's to flush.
  */
 static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 {
@@ -338,11 +383,16 @@ static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 	};
 	unsigned long flags;
 	bool notify = false;
+	u32 count;
 
 	if (!send && qp->ibqp.srq)
 		return;
 	spin_lock_irqsave(&wq->lock, flags);
-	while (qpnic_queue_count(&wq->queue)) {
+	if (send ? !qpnic_sq_flushing(qp->state) : qp->state != IB_QPS_ERR)
+		count = 0;
+	else
+		count = qpnic_queue_count(&wq->queue);
+	for (; count; count--) {
 		void *slot = qpnic_queue_slot(&wq->queue, wq->queue.cons);
 
 		if (send && qp->user) {
@@ -515,6 +565,7 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct qpnic_dev *qdev = to_qdev(ibqp->device);
 	struct qpnic_qp *qp = to_qqp(ibqp);
 	enum ib_qp_state cur, new;
+	bool sq_drained;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS) {
@@ -555,16 +606,26 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if (new != cur || new == IB_QPS_RESET)
 		qpnic_qp_set_state(qp, new);
+	/* Nothing is ever in flight, so the SQ is drained at once. */
+	sq_drained = new == IB_QPS_SQD && cur != IB_QPS_SQD &&
+		     qp->attr.en_sqd_async_notify;
+	mutex_unlock(&qp->state_lock);
 
-	if (new == IB_QPS_ERR && cur != IB_QPS_ERR) {
+	/*
+	 * Flushes and events run with no lock of ours held: a completion or
+	 * event handler may call back into the verbs. Every move into ERR
+	 * flushes again (librxe posts receives without a system call).
+	 */
+	if (new == IB_QPS_ERR) {
 		qpnic_qp_flush(qp, true);
 		qpnic_qp_flush(qp, false);
-		if (ibqp->srq)
+		if (ibqp->srq && cur != IB_QPS_ERR)
 			qpnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
-	/* Nothing is ever in flight, so the SQ is drained at once. */
-	if (new == IB_QPS_SQD && cur != IB_QPS_SQD && qp->attr.en_sqd_async_notify)
+	if (sq_drained)
 		qpnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	return 0;
+
 out:
 	mutex_unlock(&qp->state_lock);
 	return err;
@@ -610,8 +671,6 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 		return true;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_LOCAL_INV:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -632,8 +691,9 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	u64 len = 0;
 	int i;
 
+	/* Invalidation, fast registration and windows are not implemented. */
 	if (!qpnic_opcode_ok(type, wr->opcode)) {
-		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid on QP type %d\n",
+		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid or not supported on QP type %d\n",
 			  wr->opcode, type);
 		return -EINVAL;
 	}
@@ -642,21 +702,20 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 			  wr->send_flags);
 		return -EINVAL;
 	}
-	if (wr->num_sge < 0) {
-		ibdev_dbg(&qdev->ibdev, "post_send: num_sge %d\n", wr->num_sge);
+	/* The SGE count is bounded before any SGE is read. */
+	if (wr->num_sge < 0 ||
+	    wr->num_sge > ((wr->send_flags & IB_SEND_INLINE) ? QPNIC_MAX_SGE :
+			   qp->sq.max_sge)) {
+		ibdev_dbg(&qdev->ibdev, "post_send: num_sge %d, max_send_sge %u (inline %u)\n",
+			  wr->num_sge, qp->sq.max_sge, QPNIC_MAX_SGE);
 		return -EINVAL;
 	}
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (wr->send_flags & IB_SEND_INLINE) {
-		if (wr->opcode == IB_WR_RDMA_READ || len > qp->max_inline) {
-			ibdev_dbg(&qdev->ibdev, "post_send: inline %llu bytes, opcode %d, max_inline %u\n",
-				  len, wr->opcode, qp->max_inline);
-			return -EINVAL;
-		}
-	} else if (wr->num_sge > qp->sq.max_sge) {
-		ibdev_dbg(&qdev->ibdev, "post_send: num_sge %d exceeds max_send_sge %u\n",
-			  wr->num_sge, qp->sq.max_sge);
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    (wr->opcode == IB_WR_RDMA_READ || len > qp->max_inline)) {
+		ibdev_dbg(&qdev->ibdev, "post_send: inline %llu bytes, opcode %d, max_inline %u\n",
+			  len, wr->opcode, qp->max_inline);
 		return -EINVAL;
 	}
 	if (len > QPNIC_MAX_MSG_SIZE) {
@@ -694,8 +753,6 @@ static void qpnic_build_send_wqe(struct qpnic_qp *qp, const struct ib_send_wr *w
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wqe->ex.imm_data = wr->ex.imm_data;
-	else if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
-		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
 
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
@@ -765,9 +822,12 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 			  qp->ibqp.qp_num, state);
 		return -EINVAL;
 	}
-	/* The wire transport picks the WQEs up; in error they flush. */
-	if (state == IB_QPS_ERR || state == IB_QPS_SQE)
-		qpnic_qp_flush(qp, true);
+	/*
+	 * The wire transport picks the WQEs up; in error they flush, and so
+	 * do the receives librxe posted since the last flush.
+	 */
+	qpnic_qp_flush(qp, true);
+	qpnic_qp_flush(qp, false);
 	return 0;
 }
 
@@ -814,7 +874,7 @@ int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		qpnic_queue_produced(&qp->sq.queue);
 	}
 out:
-	flush = qp->state == IB_QPS_ERR || qp->state == IB_QPS_SQE;
+	flush = qpnic_sq_flushing(qp->state);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (flush)
 		qpnic_qp_flush(qp, true);

@@ -26,7 +26,7 @@
 
 /* Device limits, reported by query_device and enforced by every verb. */
 #define QPNIC_MAX_QP		0x100000U
-#define QPNIC_MAX_QP_WR		16384
+#define QPNIC_MAX_QP_WR		16383	/* ring limits are 2^n - 1 (queue.c) */
 #define QPNIC_MAX_SGE		32
 #define QPNIC_MAX_INLINE	512
 #define QPNIC_MAX_CQ		0x100000U
@@ -34,20 +34,21 @@
 #define QPNIC_MAX_PD		0x100000U
 #define QPNIC_MAX_MR		0x100000U
 #define QPNIC_MAX_SRQ		0x40000U
-#define QPNIC_MAX_SRQ_WR	16384
+#define QPNIC_MAX_SRQ_WR	16383
 #define QPNIC_MAX_AH		0x100000U
 #define QPNIC_MAX_MCAST_GRP	8192
 #define QPNIC_MAX_MCAST_QP_ATTACH 56
 #define QPNIC_MAX_RD_ATOMIC	128
 #define QPNIC_GID_TBL_LEN	128
 #define QPNIC_MAX_MSG_SIZE	0x80000000U
+/* A user ring's pages: the largest ring (a CQ of 2^20 64-byte CQEs) + header */
+#define QPNIC_RING_MAX_PAGES	(16384UL + 1)
 
 struct qpnic_dev {
 	struct ib_device ibdev;
-	struct net_device *ndev;	/* held through ib_device_set_netdev */
-	struct xarray qps;		/* qpn -> struct qpnic_qp */
+	struct list_head list;		/* qpnic_devices (device.c) */
+	struct xarray qps;		/* qpn -> struct qpnic_qp, QP1 included */
 	u32 next_qpn;			/* cyclic allocation cursor */
-	struct qpnic_qp *gsi_qp;	/* QP1, one per (single) port */
 	struct xarray mrs;		/* key index -> struct qpnic_mr */
 	u32 next_mr;
 	struct xarray ahs;		/* user AH numbers -> struct qpnic_ah */
@@ -83,9 +84,12 @@ struct qpnic_queue {
 	bool user;
 };
 
+/* The pages of a user ring, owned by its mmap entry (see queue.c). */
 struct qpnic_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
-	void *buf;			/* vmalloc_user memory, freed in mmap_free */
+	void *vaddr;			/* the kernel's mapping of @pages */
+	unsigned int npages;
+	struct page *pages[];
 };
 
 struct qpnic_ucontext {
@@ -98,10 +102,12 @@ struct qpnic_pd {
 
 struct qpnic_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;		/* queue and notify state */
+	spinlock_t lock;		/* queue, notify and overflow state */
 	struct qpnic_queue queue;
 	u8 notify;			/* armed ib_cq_notify_flags, 0 if not */
+	bool overflowed;		/* latched: a CQE was lost, the CQ is in error */
 	bool user;
+	struct work_struct overflow_work;	/* raises IB_EVENT_CQ_ERR */
 };
 
 struct qpnic_srq {
@@ -178,6 +184,8 @@ struct qpnic_ah {
 
 struct qpnic_mr {
 	struct ib_mr ibmr;
+	refcount_t ref;			/* qpnic_mr_get() lookups, and 1 */
+	struct completion released;
 	struct ib_umem *umem;		/* NULL for the DMA MR */
 	u32 index;
 	int access;
@@ -216,6 +224,9 @@ static inline struct qpnic_ah *to_qah(struct ib_ah *ibah)
 /* device.c */
 extern unsigned int qpnic_max_qp;
 extern const struct ib_device_ops qpnic_dev_ops;
+bool qpnic_owns(const struct ib_device *ibdev);
+struct net_device *qpnic_netdev_get(struct qpnic_dev *qdev);
+void qpnic_remove_all(void);
 void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type);
 int qpnic_count_get(struct qpnic_dev *qdev, atomic_t *count, u32 limit,
 		    const char *what);
@@ -230,7 +241,7 @@ void qpnic_net_exit(void);
 
 /* queue.c */
 int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
-		     u32 capacity, u32 elem_size, enum qpnic_queue_dir dir,
+		     u32 capacity, u32 max, u32 elem_size, enum qpnic_queue_dir dir,
 		     struct ib_udata *udata, struct mminfo *mi);
 void qpnic_queue_free(struct qpnic_queue *q);
 u32 qpnic_queue_count(struct qpnic_queue *q);
@@ -252,6 +263,7 @@ int qpnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int qpnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited);
 void qpnic_cq_notify(struct qpnic_cq *cq);
+void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp);
 
 /* qp.c */
 int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -261,6 +273,8 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+struct qpnic_qp *qpnic_qp_get(struct qpnic_dev *qdev, u32 qpn);
+void qpnic_qp_put(struct qpnic_qp *qp);
 int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
@@ -286,6 +300,8 @@ struct ib_mr *qpnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct qpnic_mr *qpnic_mr_get(struct qpnic_dev *qdev, u32 key);
+void qpnic_mr_put(struct qpnic_mr *mr);
 
 /* ah.c */
 int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

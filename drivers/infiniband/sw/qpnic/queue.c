@@ -23,52 +23,109 @@
 
 /*
  * Size @q for at least @capacity elements of @elem_size bytes and return
- * the bytes of its element array. Fails with -EINVAL on overflow, before
- * anything is allocated.
+ * the bytes of its element array. @max is the device limit for @capacity,
+ * 2^n - 1, so that what a ring really holds (and is reported back) never
+ * exceeds it and a second create with the reported value is accepted.
+ * Fails with -EINVAL on overflow, before anything is allocated.
  */
-static int qpnic_queue_size(struct qpnic_queue *q, u32 capacity, u32 elem_size,
-			    size_t *bytes)
+static int qpnic_queue_size(struct qpnic_queue *q, u32 capacity, u32 max,
+			    u32 elem_size, size_t *bytes)
 {
 	u32 slots;
 
-	if (capacity >= (1U << 30) || !elem_size || elem_size > (1U << 20))
+	if (capacity > max || max >= (1U << 30) || !is_power_of_2(max + 1) ||
+	    !elem_size || elem_size > (1U << 20))
 		return -EINVAL;
 	slots = roundup_pow_of_two(q->user ? capacity + 1 : max(capacity, 1U));
 	q->log2_elem = order_base_2(elem_size);
 	q->mask = slots - 1;
 	q->wrap = q->user ? q->mask : U32_MAX;
-	q->capacity = q->user ? slots - 1 : slots;
+	q->capacity = q->user ? slots - 1 : min(slots, max);
 	if (check_shl_overflow((size_t)slots, q->log2_elem, bytes))
 		return -EINVAL;
 	return 0;
 }
 
 /*
- * Memory for a shared ring: small rings (most QPs) are plain pages, which
- * are cheaper to get, map and free than vmalloc space; large rings, or a
- * fragmented machine, fall back to vmalloc.
+ * Memory of a shared ring: order-0 pages, each one held by every user
+ * mapping of it (vm_insert_pages takes a page reference), so a process
+ * that still maps a ring after its object is destroyed keeps those pages
+ * and never sees memory the kernel reuses. The kernel reaches the ring
+ * through page_address() (one page) or vmap(). The pages are charged to
+ * the creating process's memory cgroup; a charge over memory.max fails
+ * the create with -ENOMEM instead of calling the OOM killer.
  */
-#define QPNIC_CONTIG_RING_MAX	(16 * PAGE_SIZE)
+#define QPNIC_USER_RING_GFP (GFP_KERNEL_ACCOUNT | __GFP_ZERO | \
+			     __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
-static void *qpnic_ring_alloc(size_t bytes)
+static void qpnic_ring_free(struct qpnic_mmap_entry *ring)
 {
-	void *buf = NULL;
+	unsigned int i;
 
-	if (bytes <= QPNIC_CONTIG_RING_MAX)
-		buf = alloc_pages_exact(bytes, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
-	return buf ?: vmalloc_user(bytes);
+	if (ring->npages > 1 && ring->vaddr)
+		vunmap(ring->vaddr);
+	for (i = 0; i < ring->npages && ring->pages[i]; i++)
+		put_page(ring->pages[i]);
+	kvfree(ring);
 }
 
-static void qpnic_ring_free(void *buf, size_t bytes)
+/*
+ * Pages of margin a user ring's create must leave in the creator's memory
+ * cgroup. After the create, the process still maps the ring (a VMA, maybe
+ * a page table page) and librxe allocates its own state: ordinary charges
+ * that call the cgroup's OOM killer at memory.max. Probing for the margin
+ * here (and giving it back at once) makes the create, not those, hit the
+ * limit, so a flood ends with ENOMEM rather than an OOM kill.
+ */
+#define QPNIC_USER_RING_MARGIN	8
+
+static bool qpnic_ring_margin_ok(void)
 {
-	if (is_vmalloc_addr(buf))
-		vfree(buf);
+	struct page *pages[QPNIC_USER_RING_MARGIN];
+	int i, n;
+
+	for (n = 0; n < QPNIC_USER_RING_MARGIN; n++) {
+		pages[n] = alloc_page(QPNIC_USER_RING_GFP & ~__GFP_ZERO);
+		if (!pages[n])
+			break;
+	}
+	for (i = 0; i < n; i++)
+		__free_page(pages[i]);
+	return n == QPNIC_USER_RING_MARGIN;
+}
+
+static struct qpnic_mmap_entry *qpnic_ring_alloc(size_t bytes)
+{
+	unsigned int i, npages = bytes >> PAGE_SHIFT;
+	struct qpnic_mmap_entry *ring;
+
+	ring = kvzalloc(struct_size(ring, pages, npages), GFP_KERNEL_ACCOUNT |
+			__GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+	if (!ring)
+		return NULL;
+	ring->npages = npages;
+	for (i = 0; i < npages; i++) {
+		ring->pages[i] = alloc_page(QPNIC_USER_RING_GFP);
+		if (!ring->pages[i])
+			goto err;
+	}
+	if (!qpnic_ring_margin_ok())
+		goto err;
+	if (npages == 1)
+		ring->vaddr = page_address(ring->pages[0]);
 	else
-		free_pages_exact(buf, bytes);
+		ring->vaddr = vmap(ring->pages, npages, VM_MAP, PAGE_KERNEL);
+	if (!ring->vaddr)
+		goto err;
+	return ring;
+
+err:
+	qpnic_ring_free(ring);
+	return NULL;
 }
 
 int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
-		     u32 capacity, u32 elem_size, enum qpnic_queue_dir dir,
+		     u32 capacity, u32 max, u32 elem_size, enum qpnic_queue_dir dir,
 		     struct ib_udata *udata, struct mminfo *mi)
 {
 	struct qpnic_ucontext *uctx;
@@ -79,7 +136,7 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 	memset(q, 0, sizeof(*q));
 	q->dir = dir;
 	q->user = !!udata;
-	err = qpnic_queue_size(q, capacity, elem_size, &bytes);
+	err = qpnic_queue_size(q, capacity, max, elem_size, &bytes);
 	if (err) {
 		ibdev_dbg(&qdev->ibdev, "ring of %u x %u bytes overflows\n",
 			  capacity, elem_size);
@@ -96,22 +153,26 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 
 	/* Shared rings carry the rxe header and are mmap()ed whole pages. */
 	bytes = PAGE_ALIGN(bytes + sizeof(struct rxe_queue_buf));
-	q->buf = qpnic_ring_alloc(bytes);
-	if (!q->buf)
-		return -ENOMEM;
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (bytes >> PAGE_SHIFT > QPNIC_RING_MAX_PAGES) {
+		ibdev_dbg(&qdev->ibdev, "ring of %zu bytes exceeds %lu\n", bytes,
+			  QPNIC_RING_MAX_PAGES << PAGE_SHIFT);
+		return -EINVAL;
+	}
+	entry = qpnic_ring_alloc(bytes);
 	if (!entry) {
-		qpnic_ring_free(q->buf, bytes);
+		ibdev_dbg(&qdev->ibdev, "no memory for a %zu-byte ring (memory cgroup limit?)\n",
+			  bytes);
 		return -ENOMEM;
 	}
-	entry->buf = q->buf;
 	uctx = rdma_udata_to_drv_context(udata, struct qpnic_ucontext, ibuc);
 	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &entry->rdma_entry, bytes);
 	if (err) {
-		kfree(entry);
-		qpnic_ring_free(q->buf, bytes);
+		ibdev_dbg(&qdev->ibdev, "no mmap offset for a %zu-byte ring: %d\n",
+			  bytes, err);
+		qpnic_ring_free(entry);
 		return err;
 	}
+	q->buf = entry->vaddr;
 	q->mmap_entry = &entry->rdma_entry;
 	mi->offset = rdma_user_mmap_get_offset(q->mmap_entry);
 	mi->size = bytes;
@@ -122,8 +183,9 @@ int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
 }
 
 /*
- * For a user ring the memory lives until the last mapping is gone: the
- * entry's mmap_free releases it.
+ * A user ring's pages live until the last mapping of them is gone: the
+ * entry's mmap_free drops the ring's own page references, and every
+ * mapping holds its own.
  */
 void qpnic_queue_free(struct qpnic_queue *q)
 {
@@ -223,32 +285,23 @@ int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;
 	struct qpnic_mmap_entry *entry;
+	unsigned long npages;
 	int err;
 
 	rdma_entry = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!rdma_entry) {
-		ibdev_dbg(ibuc->device, "mmap: no ring at offset %#lx\n",
-			  vma->vm_pgoff << PAGE_SHIFT);
+		ibdev_dbg(ibuc->device, "mmap: no ring of %lu bytes at offset %#lx (shared mapping)\n",
+			  vma->vm_end - vma->vm_start, vma->vm_pgoff << PAGE_SHIFT);
 		return -EINVAL;
 	}
 	entry = container_of(rdma_entry, struct qpnic_mmap_entry, rdma_entry);
-	if (vma->vm_end - vma->vm_start > rdma_entry->npages << PAGE_SHIFT) {
-		ibdev_dbg(ibuc->device, "mmap: %lu bytes asked, ring has %zu\n",
-			  vma->vm_end - vma->vm_start,
-			  rdma_entry->npages << PAGE_SHIFT);
-		err = -EINVAL;
-		goto out;
-	}
-	if (is_vmalloc_addr(entry->buf))
-		err = remap_vmalloc_range(vma, entry->buf, 0);
-	else
-		err = remap_pfn_range(vma, vma->vm_start,
-				      virt_to_phys(entry->buf) >> PAGE_SHIFT,
-				      vma->vm_end - vma->vm_start,
-				      vma->vm_page_prot);
+	npages = rdma_entry->npages;
+	/* The ring is exactly this big: no growing it with mremap. */
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	err = vm_insert_pages(vma, vma->vm_start, entry->pages, &npages);
 	if (err)
-		ibdev_dbg(ibuc->device, "mmap: mapping the ring failed %d\n", err);
-out:
+		ibdev_dbg(ibuc->device, "mmap: mapping the ring failed %d (%lu pages left)\n",
+			  err, npages);
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }
@@ -258,6 +311,5 @@ void qpnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	struct qpnic_mmap_entry *entry =
 		container_of(rdma_entry, struct qpnic_mmap_entry, rdma_entry);
 
-	qpnic_ring_free(entry->buf, rdma_entry->npages << PAGE_SHIFT);
-	kfree(entry);
+	qpnic_ring_free(entry);
 }

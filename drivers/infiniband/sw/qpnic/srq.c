@@ -50,18 +50,23 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	spin_lock_init(&srq->lock);
 	srq->user = !!udata;
 	wqe_size = qpnic_recv_wqe_size(attr->max_sge);
-	err = qpnic_queue_init(qdev, &srq->queue, attr->max_wr, wqe_size,
+	err = qpnic_queue_init(qdev, &srq->queue, attr->max_wr,
+			       QPNIC_MAX_SRQ_WR, wqe_size,
 			       QPNIC_Q_TO_KERNEL, udata, &resp.mi);
 	if (err)
 		goto err_count;
 	srq->max_sge = min_t(u32, (wqe_size - sizeof(struct rxe_recv_wqe)) /
 				  sizeof(struct rxe_sge), QPNIC_MAX_SGE);
 	srq->limit = attr->srq_limit;
-	err = xa_alloc_cyclic(&qdev->srqs, &srq->srq_num, srq,
+	/* Reserve the number; the SRQ is stored there once it is built. */
+	err = xa_alloc_cyclic(&qdev->srqs, &srq->srq_num, NULL,
 			      XA_LIMIT(1, QPNIC_MAX_SRQ), &qdev->next_srq,
 			      GFP_KERNEL);
-	if (err < 0)
+	if (err < 0) {
+		ibdev_dbg(&qdev->ibdev, "create_srq: no SRQ number left (%d)\n", err);
+		err = err == -EBUSY ? -ENOMEM : err;
 		goto err_queue;
+	}
 	attr->max_wr = srq->queue.capacity;
 	attr->max_sge = srq->max_sge;
 	if (udata) {
@@ -69,6 +74,12 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_srq");
 		if (err)
 			goto err_num;
+	}
+	err = xa_err(xa_store(&qdev->srqs, srq->srq_num, srq, GFP_KERNEL));
+	if (err) {
+		ibdev_dbg(&qdev->ibdev, "create_srq: publishing SRQ %u failed %d\n",
+			  srq->srq_num, err);
+		goto err_num;
 	}
 	return 0;
 
@@ -103,7 +114,7 @@ static int qpnic_srq_resize(struct qpnic_dev *qdev, struct qpnic_srq *srq,
 			return err;
 		}
 	}
-	err = qpnic_queue_init(qdev, &newq, max_wr,
+	err = qpnic_queue_init(qdev, &newq, max_wr, QPNIC_MAX_SRQ_WR,
 			       1U << srq->queue.log2_elem, QPNIC_Q_TO_KERNEL,
 			       udata, &mi);
 	if (err)
