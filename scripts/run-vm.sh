@@ -43,7 +43,9 @@ connect:*) netargs=(-netdev "socket,id=n0,connect=127.0.0.1:${nic#connect:}"
 *) die "--nic wants listen:PORT or connect:PORT, not $nic" ;;
 esac
 guest_args=$(IFS=,; echo "$*")
-cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=5"
+# init_on_free: a page freed while userspace still maps it reads as zeros,
+# so a ring lifetime bug shows in the tests instead of going unnoticed.
+cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=5 init_on_free=1"
 cmdline+=" qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
 
 say "booting $(basename "$kernel") for '$script' (timeout ${timeout}s, log $log)"

@@ -26,6 +26,11 @@ check "port comes back ACTIVE" bash -c \
 for t in "$QPNIC_BIN"/test_*; do
 	[ -x "$t" ] && "$t" -d qpnic0
 done
+# Memory and rdma cgroups bound what a process can make (stock kernel only:
+# the debug test kernel is built without cgroups).
+if [ "${want_kunit:-0}" = 0 ]; then
+	bash /opt/qpnic/guest/cgroup.sh qpnic0
+fi
 # (no data path yet: traffic tests fail, so they need not wait long)
 bash /opt/qpnic/guest/pyverbs.sh qpnic0 qpnic ${want_compare:+all 1 10}
 check "rdma link delete" rdma link delete qpnic0
@@ -59,10 +64,60 @@ check "max_qp=64 is what query_device reports" \
 	bash -c "ibv_devinfo -v -d qpnic3 | grep -qE 'max_qp:[[:space:]]+64\$'"
 "$QPNIC_BIN/bench_qp" qpnic3 live rc 1 1 100 </dev/null >/tmp/limit.out 2>&1
 check "QP creation stops at max_qp (63 + QP1) with ENOMEM" grep -q "live=63 errno=12" /tmp/limit.out
+# qpnic's own count gave every destroyed QP back: the same 63 fit again.
+"$QPNIC_BIN/bench_qp" qpnic3 live rc 1 1 100 </dev/null >/tmp/limit.out 2>&1
+check "after destroying them, max_qp QPs fit again (no leaked count)" grep -q "live=63 errno=12" /tmp/limit.out
 rdma link delete qpnic3
 teardown_veth
 rmmod qpnic
 check "max_qp=1 is refused at load" bash -c "! modprobe qpnic max_qp=1"
+# qpnic touches no RDMA_DRIVER_RXE device but its own. rdma_rxe cannot load
+# next to qpnic in 6.1 (UDP port 4791), so tests/kmod/qpnic_fakerxe.c stands
+# in: fakerxe0, driver_id RDMA_DRIVER_RXE, on its own veth pair fk0/fk1. Port
+# events anybody dispatches on it are counted in its parameter `events`.
+fakerxe_events() { cat /sys/module/qpnic_fakerxe/parameters/events; }
+fakerxe_alone() {	# $1: "fakerxe first" or "qpnic first"
+	local t="$1:" del
+	setup_veth
+	$IP link add fk0 type veth peer name fk1
+	$IP link set fk0 up
+	$IP link set fk1 up
+	if [ "$1" = "fakerxe first" ]; then
+		check "$t load qpnic_fakerxe on fk1" modprobe qpnic_fakerxe netdev=fk1
+		check "$t load qpnic, qpnic0 on veth0" qpnic_up qpnic0 veth0
+	else
+		check "$t load qpnic, qpnic0 on veth0" qpnic_up qpnic0 veth0
+		check "$t load qpnic_fakerxe on fk1" modprobe qpnic_fakerxe netdev=fk1
+	fi
+	check "$t fakerxe0 is on fk1" bash -c "rdma link show fakerxe0/1 | grep -q 'netdev fk1'"
+	# NETDEV_DOWN and NETDEV_UP on fk1, then NETDEV_CHANGE (carrier) via its peer.
+	$IP link set fk1 down
+	$IP link set fk1 up
+	$IP link set fk0 down
+	$IP link set fk0 up
+	sleep 2	# (port events reach handlers through the ib_wq work queue)
+	check "$t qpnic sends no port events to fakerxe0" test "$(fakerxe_events)" = 0
+	# NETDEV_UNREGISTER of fk1 (deleting fk0 deletes the pair).
+	$IP link del fk0 &
+	del=$!
+	check "$t deleting fk1 completes (no netdev reference left behind)" bash -c \
+		"for i in \$(seq 100); do kill -0 $del 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+	sleep 2	# (a driver's unregistration may be queued)
+	check "$t fakerxe0 outlives its netdev" test -e /sys/class/infiniband/fakerxe0
+	check "$t qpnic0 stays on veth0" bash -c "rdma link show qpnic0/1 | grep -q 'netdev veth0'"
+	# qpnic's exit removes its own devices, and only those.
+	check "$t rmmod qpnic with qpnic0 in place" rmmod qpnic
+	check "$t qpnic0 went with qpnic" test ! -e /sys/class/infiniband/qpnic0
+	check "$t fakerxe0 outlives qpnic" test -e /sys/class/infiniband/fakerxe0
+	check "$t fakerxe0 is still registered" \
+		test "$(cat /sys/module/qpnic_fakerxe/parameters/registered)" = 1
+	check "$t fakerxe0 received no port event at all" test "$(fakerxe_events)" = 0
+	check "$t rmmod qpnic_fakerxe" rmmod qpnic_fakerxe
+	check "$t fakerxe0 went with qpnic_fakerxe" test ! -e /sys/class/infiniband/fakerxe0
+	teardown_veth
+}
+fakerxe_alone "fakerxe first"
+fakerxe_alone "qpnic first"
 # qpnic and rdma_rxe both need UDP port 4791.
 modprobe rdma_rxe
 if modprobe qpnic 2>/tmp/err; then
