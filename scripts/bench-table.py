@@ -27,11 +27,9 @@ def num(v):
         return None
 
 
-print(f'{"metric":44} {"qpnic":>12} {"rdma_rxe":>12} {"qpnic/rxe":>10} {"floor":>12} {"qpnic/floor":>11}')
+print(f'{"metric":44} {"qpnic":>12} {"rdma_rxe":>12} {"qpnic/rxe":>10}')
 for metric in order:
     r = rows[metric]
-    q, x, f = num(r.get('qpnic')), num(r.get('rxe')), num(r.get('floor'))
+    q, x = num(r.get('qpnic')), num(r.get('rxe'))
     ratio = f'{q / x:10.2f}' if q is not None and x else f'{"-":>10}'
-    fratio = f'{q / f:11.2f}' if q is not None and f else f'{"-":>11}'
-    print(f'{metric:44} {r.get("qpnic", "-"):>12} {r.get("rxe", "-"):>12} {ratio} '
-          f'{r.get("floor", "-"):>12} {fratio}')
+    print(f'{metric:44} {r.get("qpnic", "-"):>12} {r.get("rxe", "-"):>12} {ratio}')

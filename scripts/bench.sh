@@ -1,7 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `make bench`: QP lifecycle figures for qpnic, its create_qp floor and
-# rdma_rxe, measured in one boot of Debian's stock kernel (no debug
+# `make bench`: QP lifecycle figures for qpnic and rdma_rxe, measured in one boot of Debian's stock kernel (no debug
 # checks), printed as a table with ratios and saved to build/bench.txt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -1,8 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Guest side of `make bench`: the same QP lifecycle measurements on qpnic,
-# on qpnic's create_qp floor (validation + QP number only) and on
-# rdma_rxe, one driver loaded at a time, same veth set-up.
+# Guest side of `make bench`: the same QP lifecycle measurements on qpnic
+# and on rdma_rxe, one driver loaded at a time, same veth set-up.
 # Prints "@@BENCH <metric> <driver> <value>" lines.
 . /opt/qpnic/guest/lib.sh
 modprobe ib_uverbs
@@ -73,20 +72,18 @@ run_driver() { # driver
 	setup_veth
 	case $drv in
 	qpnic) dev=qpnic0; modprobe qpnic && rdma link add $dev type qpnic netdev veth0 ;;
-	floor) dev=qpnic0; modprobe qpnic create_floor=1 && rdma link add $dev type qpnic netdev veth0 ;;
 	rxe) dev=rxe0; modprobe rdma_rxe && rdma link add $dev type rxe netdev veth0 ;;
 	esac || { echo "@@ $drv: device set-up failed"; return; }
 	echo "@@ measuring $drv"
 	kernel_rates $drv $dev rc 16 1 20000
 	kernel_rates $drv $dev ud 16 1 20000
 	kernel_rates $drv $dev rc 1024 16 2000
-	if [ $drv != floor ]; then
-		user_rates $drv $dev rc 16 1 5000
-		user_rates $drv $dev ud 16 1 5000
-		for n in 1000 10000 100000; do kernel_mem $drv $dev $n; done
-		user_mem $drv $dev 10000
-		if [ $drv = qpnic ]; then scale $drv $dev 1000000; else scale $drv $dev 100000; fi
-	fi
+	user_rates $drv $dev rc 16 1 5000
+	user_rates $drv $dev ud 16 1 5000
+	for n in 1000 10000 100000; do kernel_mem $drv $dev $n; done
+	user_mem $drv $dev 10000
+	bash /opt/qpnic/guest/cgroup-bench.sh $drv $dev 2000
+	if [ $drv = qpnic ]; then scale $drv $dev 1000000; else scale $drv $dev 100000; fi
 	rdma link delete $dev
 	teardown_veth
 	case $drv in
@@ -95,5 +92,5 @@ run_driver() { # driver
 	esac
 }
 
-for d in ${*:-qpnic floor rxe}; do run_driver "$d"; done
+for d in ${*:-qpnic rxe}; do run_driver "$d"; done
 exit 0
