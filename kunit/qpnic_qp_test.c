@@ -347,6 +347,71 @@ static void qpnic_test_srq_no_rq(struct kunit *test)
 	ib_destroy_srq(srq);
 }
 
+/* The caps written back never exceed the limits: creating again with them works. */
+static void qpnic_test_recreate_with_returned_caps(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	const struct ib_device_attr *a = &env.ibdev->attrs;
+	static const u32 asks[] = { 1, 3, 16, 1000, 8192 };
+	int i;
+
+	for (i = 0; i <= ARRAY_SIZE(asks); i++) {
+		struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
+		struct ib_qp *qp, *again;
+
+		attr.cap.max_send_wr = i < ARRAY_SIZE(asks) ? asks[i] : a->max_qp_wr;
+		attr.cap.max_recv_wr = attr.cap.max_send_wr;
+		attr.cap.max_send_sge = a->max_send_sge;
+		qp = qpnic_test_create(test, &attr);
+		KUNIT_EXPECT_LE(test, attr.cap.max_send_wr, (u32)a->max_qp_wr);
+		KUNIT_EXPECT_LE(test, attr.cap.max_recv_wr, (u32)a->max_qp_wr);
+		KUNIT_EXPECT_LE(test, attr.cap.max_send_sge, (u32)a->max_send_sge);
+		again = ib_create_qp(ctx->pd, &attr);
+		KUNIT_EXPECT_FALSE_MSG(test, IS_ERR(again), "recreate with %u WRs: %ld",
+				       attr.cap.max_send_wr, PTR_ERR_OR_ZERO(again));
+		if (!IS_ERR(again))
+			ib_destroy_qp(again);
+		KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	}
+}
+
+/* Deregister an MR made through the op directly: the core did not fill it. */
+static int qpnic_test_raw_dereg(struct ib_mr *mr, struct ib_pd *pd)
+{
+	mr->device = pd->device;
+	mr->pd = pd;
+	return mr->device->ops.dereg_mr(mr, NULL);
+}
+
+/*
+ * qpnic's own MR access check (IB spec 10.6.3.1), called through the
+ * device's op: the core's ib_check_mr_access() would refuse first.
+ */
+static void qpnic_test_mr_access(struct kunit *test)
+{
+	struct qpnic_test_ctx *ctx = test->priv;
+	const struct ib_device_ops *ops = &env.ibdev->ops;
+	struct ib_mr *mr;
+
+	mr = ops->get_dma_mr(ctx->pd, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(mr), -EINVAL);
+	if (!IS_ERR(mr))
+		qpnic_test_raw_dereg(mr, ctx->pd);
+	mr = ops->get_dma_mr(ctx->pd, IB_ACCESS_REMOTE_ATOMIC);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(mr), -EINVAL);
+	if (!IS_ERR(mr))
+		qpnic_test_raw_dereg(mr, ctx->pd);
+	mr = ops->get_dma_mr(ctx->pd, BIT(30));
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(mr), -EOPNOTSUPP);
+	if (!IS_ERR(mr))
+		qpnic_test_raw_dereg(mr, ctx->pd);
+	mr = ops->get_dma_mr(ctx->pd, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	KUNIT_EXPECT_NE(test, mr->lkey, 0U);
+	KUNIT_EXPECT_EQ(test, mr->rkey, mr->lkey);
+	KUNIT_EXPECT_EQ(test, qpnic_test_raw_dereg(mr, ctx->pd), 0);
+}
+
 /* QP numbers are unique and a freed number is not handed out next. */
 static void qpnic_test_qpn_cyclic(struct kunit *test)
 {
@@ -1219,6 +1284,8 @@ static struct kunit_case qpnic_qp_cases[] = {
 	KUNIT_CASE(qpnic_test_create_unsupported_types),
 	KUNIT_CASE(qpnic_test_gsi_unique),
 	KUNIT_CASE(qpnic_test_cap_limits),
+	KUNIT_CASE(qpnic_test_recreate_with_returned_caps),
+	KUNIT_CASE(qpnic_test_mr_access),
 	KUNIT_CASE(qpnic_test_create_flags),
 	KUNIT_CASE(qpnic_test_create_bad_attrs),
 	KUNIT_CASE(qpnic_test_srq_no_rq),

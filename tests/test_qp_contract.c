@@ -201,6 +201,50 @@ static void expect_create_errno(const char *name, struct ibv_qp_init_attr_ex *a,
 		ibv_destroy_qp(qp);
 }
 
+/*
+ * The caps a create writes back are what the QP holds; asking for exactly
+ * them again must be accepted (they never exceed the device limits).
+ */
+static void test_recreate_with_returned_caps(void)
+{
+	static const uint32_t asks[] = { 1, 16, 1000, 8192, 0 };
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp, *again;
+	char why[160] = "";
+	bool ok = true;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(asks) / sizeof(asks[0]) && ok; i++) {
+		a = qp_attr(IBV_QPT_RC);
+		a.cap.max_send_wr = asks[i] ? asks[i] : (uint32_t)dev_attr.max_qp_wr;
+		a.cap.max_recv_wr = a.cap.max_send_wr;
+		qp = create(&a);
+		if (!qp) {
+			snprintf(why, sizeof(why), "create %u WRs: errno %d",
+				 a.cap.max_send_wr, errno);
+			ok = false;
+			break;
+		}
+		if (a.cap.max_send_wr > (uint32_t)dev_attr.max_qp_wr ||
+		    a.cap.max_recv_wr > (uint32_t)dev_attr.max_qp_wr) {
+			snprintf(why, sizeof(why), "asked %u, got %u/%u above max_qp_wr %d",
+				 asks[i], a.cap.max_send_wr, a.cap.max_recv_wr,
+				 dev_attr.max_qp_wr);
+			ok = false;
+		}
+		again = create(&a);
+		if (!again && ok) {
+			snprintf(why, sizeof(why), "recreate with %u/%u WRs: errno %d",
+				 a.cap.max_send_wr, a.cap.max_recv_wr, errno);
+			ok = false;
+		}
+		if (again)
+			ibv_destroy_qp(again);
+		ibv_destroy_qp(qp);
+	}
+	result(ok, "creating again with the written-back caps succeeds", "%s", why);
+}
+
 static void test_create_errors(void)
 {
 	struct ibv_qp_init_attr_ex a;
@@ -231,6 +275,7 @@ static void test_create_errors(void)
 	a.cap.max_send_wr = dev_attr.max_qp_wr;
 	a.cap.max_recv_wr = dev_attr.max_qp_wr;
 	expect_create_errno("max_send_wr/max_recv_wr at max_qp_wr succeed", &a, 0);
+	test_recreate_with_returned_caps();
 	a = qp_attr(IBV_QPT_UD);
 	a.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	a.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;

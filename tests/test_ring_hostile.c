@@ -14,8 +14,19 @@
  * count. A watchdog turns a call that never returns into a FAIL.
  *
  * usage: test_ring_hostile -d DEVICE [-a IPV4] [-s SEED]
+ *        test_ring_hostile -d DEVICE -H [-n LABEL]
  *   (IPV4 is accepted like the other tests take it; no check here needs a
  *   path. SEED makes the random attack repeatable; it is printed.)
+ *
+ * -H, holder mode: the device goes away under the process. It maps the
+ * rings of a CQ, an RC QP and an SRQ a second time, canaries them, prints
+ * "test_ring_hostile: holding N rings" and waits for a line (or EOF) on
+ * stdin; meanwhile the device is removed (`rdma link delete`, or its
+ * netdev goes) and the core destroys the process's objects. Then, after
+ * memory churn, each second mapping must hold exactly its canary and take
+ * a rewrite: "ring held across device removal (LABEL): cq" (sq, rq, srq).
+ * Cleanup on the disassociated context may fail but must not hang. Exits
+ * 0 if every check passed.
  *
  * On rdma_rxe (a device named rxe*): a ring can be mmap()ed only once, so
  * the checks that need a second mapping are skipped; the hostile-index
@@ -55,6 +66,9 @@
 #define CHURN_MEM	(32UL << 20)
 #define HOSTILE_MS	3000
 #define HOSTILE_MAX_MS	10000
+#define HOLD_MEM	(64UL << 20)
+#define HOLD_CHILDREN	4
+#define HOLD_CHILD_MEM	(16UL << 20)
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -452,17 +466,21 @@ static void fill_ring(struct ring *r)
 		r->fill_sig = guarded_fill(r->mine, r->size, r->tag);
 }
 
-/* Report one probed ring; @sig is the signal the probe took, if any. */
-static void report_probe(const char *name, const struct probe *pr, int sig)
+/*
+ * Report one probed ring; @sig is the signal the probe took, if any;
+ * @after names what the mapping outlived ("destroy").
+ */
+static void report_probe(const char *name, const struct probe *pr, int sig,
+			 const char *after)
 {
 	const struct miss *m = &pr->canary;
 
 	if (sig)
-		result(false, name, "signal %d touching the mapping after destroy", sig);
+		result(false, name, "signal %d touching the mapping after %s", sig, after);
 	else if (m->bad)
 		result(false, name,
-		       "%zu of %zu bytes changed after destroy (%zu now 0), first at %#zx: %#x, want %#x",
-		       m->bad, pr->size, m->zero, m->first, m->got, m->want);
+		       "%zu of %zu bytes changed after %s (%zu now 0), first at %#zx: %#x, want %#x",
+		       m->bad, pr->size, after, m->zero, m->first, m->got, m->want);
 	else
 		result(!pr->again.bad, name, "%zu bytes did not read back after a rewrite",
 		       pr->again.bad);
@@ -517,45 +535,39 @@ static void churn(void)
 
 enum { R_CQ, R_SQ, R_RQ, R_SRQ, R_NUM };
 
-static void test_lifetime(void)
+/*
+ * Create a CQ (64 CQEs), an RC QP on it (16 WRs each way, one receive
+ * posted) and an SRQ (16 WRs), and find the ring librxe mapped for each.
+ * A failure is reported as "@what: find the cq ring" (qp rings, srq ring)
+ * and returns -1; what was created is in *@cq, *@qp and *@srq either way.
+ */
+static int find_rings(struct ring *rings, struct ibv_cq **cq, struct ibv_qp **qp,
+		      struct ibv_srq **srq, const char *what)
 {
-	static const char *const names[R_NUM] = {
-		"cq ring outlives destroy", "sq ring outlives destroy",
-		"rq ring outlives destroy", "srq ring outlives destroy",
-	};
 	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct vma before[MAX_VMAS], got[4];
-	struct ring rings[R_NUM] = {};
-	struct ibv_srq *srq = NULL;
-	struct ibv_qp *qp = NULL;
-	struct ibv_cq *cq = NULL;
-	int nb, n, i, err = 0, sig;
+	char name[256];
 	bool rq_first;
-
-	watch("ring lifetime", 60);
-	for (i = 0; i < R_NUM; i++) {
-		rings[i].name = names[i];
-		rings[i].mine = MAP_FAILED;
-		rings[i].tag = seed + i + 1;
-	}
+	int nb, n;
 
 	nb = uverbs_vmas(before, MAX_VMAS);
-	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	n = cq ? new_vmas(before, nb, got, 4) : 0;
+	*cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	n = *cq ? new_vmas(before, nb, got, 4) : 0;
 	if (n != 1) {
-		result(false, "ring lifetime: find the cq ring", "cq %p, %d new mappings",
-		       (void *)cq, n);
-		goto out;
+		snprintf(name, sizeof(name), "%s: find the cq ring", what);
+		result(false, name, "cq %p, %d new mappings", (void *)*cq, n);
+		return -1;
 	}
 	ring_from_vma(&rings[R_CQ], &got[0]);
 
 	nb = uverbs_vmas(before, MAX_VMAS);
-	qp = rc_qp(cq, 16, 16);
-	n = qp ? new_vmas(before, nb, got, 4) : 0;
-	if (n != 2 || to_init(qp) || post_recvs(qp, 1, 7) != 1) {
-		result(false, "ring lifetime: find the qp rings",
-		       "qp %p, %d new mappings, errno %d", (void *)qp, n, errno);
-		goto out;
+	*qp = rc_qp(*cq, 16, 16);
+	n = *qp ? new_vmas(before, nb, got, 4) : 0;
+	if (n != 2 || to_init(*qp) || post_recvs(*qp, 1, 7) != 1) {
+		snprintf(name, sizeof(name), "%s: find the qp rings", what);
+		result(false, name, "qp %p, %d new mappings, errno %d", (void *)*qp, n,
+		       errno);
+		return -1;
 	}
 	/* the one receive just posted tells the RQ from the SQ */
 	if (ring_index((uint8_t *)got[0].start, PROD_OFF) !=
@@ -568,14 +580,38 @@ static void test_lifetime(void)
 	ring_from_vma(&rings[R_SQ], &got[rq_first ? 1 : 0]);
 
 	nb = uverbs_vmas(before, MAX_VMAS);
-	srq = ibv_create_srq(pd, &sattr);
-	n = srq ? new_vmas(before, nb, got, 4) : 0;
+	*srq = ibv_create_srq(pd, &sattr);
+	n = *srq ? new_vmas(before, nb, got, 4) : 0;
 	if (n != 1) {
-		result(false, "ring lifetime: find the srq ring", "srq %p, %d new mappings",
-		       (void *)srq, n);
-		goto out;
+		snprintf(name, sizeof(name), "%s: find the srq ring", what);
+		result(false, name, "srq %p, %d new mappings", (void *)*srq, n);
+		return -1;
 	}
 	ring_from_vma(&rings[R_SRQ], &got[0]);
+	return 0;
+}
+
+static void test_lifetime(void)
+{
+	static const char *const names[R_NUM] = {
+		"cq ring outlives destroy", "sq ring outlives destroy",
+		"rq ring outlives destroy", "srq ring outlives destroy",
+	};
+	struct ring rings[R_NUM] = {};
+	struct ibv_srq *srq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_cq *cq = NULL;
+	int i, err = 0, sig;
+
+	watch("ring lifetime", 60);
+	for (i = 0; i < R_NUM; i++) {
+		rings[i].name = names[i];
+		rings[i].mine = MAP_FAILED;
+		rings[i].tag = seed + i + 1;
+	}
+
+	if (find_rings(rings, &cq, &qp, &srq, "ring lifetime"))
+		goto out;
 
 	for (i = 0; i < R_NUM; i++) {
 		if (!map_again(&rings[i]))
@@ -620,7 +656,7 @@ static void test_lifetime(void)
 			continue;
 		}
 		sig = guarded(probe_fn, &pr);
-		report_probe(names[i], &pr, sig);
+		report_probe(names[i], &pr, sig, "destroy");
 	}
 
 out:
@@ -719,7 +755,7 @@ static void test_fork(void)
 	else if (rep.fill_sig)
 		result(false, name, "signal %d writing the inherited mapping", rep.fill_sig);
 	else
-		report_probe(name, &rep.pr, rep.probe_sig);
+		report_probe(name, &rep.pr, rep.probe_sig, "destroy");
 out:
 	if (cq)
 		ibv_destroy_cq(cq);
@@ -1120,19 +1156,183 @@ out:
 	watch(NULL, 0);
 }
 
+/* --- 6. rings held while the device goes away (-H) --- */
+
+/* Touch @size bytes of fresh anonymous memory with @v and free it. */
+static bool touch_free(size_t size, uint8_t v)
+{
+	uint8_t *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return false;
+	memset(mem, v, size);
+	munmap(mem, size);
+	return true;
+}
+
+/*
+ * Make the kernel hand out the pages it freed, the device's among them:
+ * HOLD_MEM here, HOLD_CHILD_MEM in each of HOLD_CHILDREN children at once,
+ * then HOLD_MEM here again. Nothing is created on the device: it is gone.
+ */
+static void churn_memory(void)
+{
+	pid_t pids[HOLD_CHILDREN];
+	int i, status, started = 0, bad = 0;
+
+	if (!touch_free(HOLD_MEM, 0xa5))
+		bad++;
+	fflush(stdout);
+	for (i = 0; i < HOLD_CHILDREN; i++) {
+		pids[i] = fork();
+		if (!pids[i]) {
+			alarm(30);
+			_exit(touch_free(HOLD_CHILD_MEM, 0x3c + i) ? 0 : 1);
+		}
+		started += pids[i] > 0;
+	}
+	for (i = 0; i < HOLD_CHILDREN; i++) {
+		if (pids[i] <= 0)
+			continue;
+		if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			bad++;
+	}
+	if (!touch_free(HOLD_MEM, 0x5c))
+		bad++;
+	if (bad || started < HOLD_CHILDREN)
+		printf("# memory churn: %d of %d children started, %d allocations failed\n",
+		       started, HOLD_CHILDREN, bad);
+}
+
+/*
+ * Hold a second mapping of each ring of a CQ, an RC QP and an SRQ while
+ * the device is removed (between "holding N rings" and a line or EOF on
+ * stdin): the core disassociates the process, destroying its objects
+ * through the driver's destroy verbs, but the pages stay the process's
+ * own. Each mapping must then hold exactly its canary (no zeros of a freed
+ * page under init_on_free, nothing another object wrote) and take a
+ * rewrite. librxe's own mappings are left alone.
+ */
+static void hold_rings(const char *label)
+{
+	static const char *const kinds[R_NUM] = { "cq", "sq", "rq", "srq" };
+	static char prefix[160], names[R_NUM][192], wd_setup[200], wd_after[200],
+		    wd_clean[200];
+	struct ring rings[R_NUM] = {};
+	struct ibv_async_event ev;
+	struct ibv_srq *srq = NULL;
+	struct ibv_qp *qp = NULL;
+	struct ibv_cq *cq = NULL;
+	bool done[R_NUM] = {};
+	int i, held = 0, sig, events = 0, fatal = 0;
+	int err_qp, err_srq, err_cq, err_pd, err_close;
+	char line[64];
+
+	snprintf(prefix, sizeof(prefix), "ring held across device removal%s%s%s",
+		 label ? " (" : "", label ? label : "", label ? ")" : "");
+	snprintf(wd_setup, sizeof(wd_setup), "%s: setup", prefix);
+	snprintf(wd_after, sizeof(wd_after), "%s: check after removal", prefix);
+	snprintf(wd_clean, sizeof(wd_clean), "%s: cleanup after removal", prefix);
+	for (i = 0; i < R_NUM; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s: %s", prefix, kinds[i]);
+		rings[i].name = names[i];
+		rings[i].mine = MAP_FAILED;
+		rings[i].tag = (seed ^ 0x401d) + i + 1;
+	}
+
+	watch(wd_setup, 60);
+	find_rings(rings, &cq, &qp, &srq, prefix);
+	for (i = 0; i < R_NUM; i++) {
+		if (!rings[i].size)	/* not found: reported after the wait */
+			continue;
+		if (map_again(&rings[i])) {
+			if (is_rxe && rings[i].map_err == EINVAL)
+				skip(names[i], "rdma_rxe lets a ring offset be mapped once only");
+			else
+				result(false, names[i],
+				       "second mmap of %zu bytes at %#llx: errno %d",
+				       rings[i].size, (unsigned long long)rings[i].off,
+				       rings[i].map_err);
+			done[i] = true;
+			continue;
+		}
+		fill_ring(&rings[i]);
+		if (rings[i].fill_sig) {
+			result(false, names[i], "signal %d writing the canary",
+			       rings[i].fill_sig);
+			done[i] = true;
+			continue;
+		}
+		held++;
+	}
+	watch(NULL, 0);
+
+	/* The device goes away now; no watchdog while we wait for word of it. */
+	printf("test_ring_hostile: holding %d rings\n", held);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) && ferror(stdin))
+		printf("# reading stdin: errno %d\n", errno);
+
+	watch(wd_after, 60);
+	churn_memory();
+	for (i = 0; i < R_NUM; i++) {
+		struct probe pr = { .p = rings[i].mine, .size = rings[i].size,
+				    .tag = rings[i].tag };
+
+		if (done[i])
+			continue;
+		if (rings[i].mine == MAP_FAILED) {
+			result(false, names[i], "no ring to hold (see the setup failure)");
+			continue;
+		}
+		sig = guarded(probe_fn, &pr);
+		report_probe(names[i], &pr, sig, "device removal");
+	}
+	while (!ibv_get_async_event(ctx, &ev)) {
+		fatal += ev.event_type == IBV_EVENT_DEVICE_FATAL;
+		events++;
+		ibv_ack_async_event(&ev);
+	}
+	printf("# after removal: %d async events, %d of them DEVICE_FATAL\n", events,
+	       fatal);
+	fflush(stdout);
+
+	/* Whatever these return on a disassociated context, they must return. */
+	watch(wd_clean, 60);
+	err_qp = qp ? ibv_destroy_qp(qp) : 0;
+	err_srq = srq ? ibv_destroy_srq(srq) : 0;
+	err_cq = cq ? ibv_destroy_cq(cq) : 0;
+	for (i = 0; i < R_NUM; i++)
+		if (rings[i].mine != MAP_FAILED)
+			munmap(rings[i].mine, rings[i].size);
+	err_pd = ibv_dealloc_pd(pd);
+	err_close = ibv_close_device(ctx);
+	printf("# cleanup after removal: destroy qp %d srq %d cq %d, dealloc pd %d, close %d\n",
+	       err_qp, err_srq, err_cq, err_pd, err_close);
+	fflush(stdout);
+	watch(NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
-	const char *devname = NULL;
+	const char *devname = NULL, *label = NULL;
 	struct ibv_device **list;
+	bool hold = false;
 	pthread_t wd;
 	int i, n, opt, flags;
 
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	while ((opt = getopt(argc, argv, "d:a:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:a:s:Hn:")) != -1) {
 		if (opt == 'd')
 			devname = optarg;
 		else if (opt == 's')
 			seed = strtoull(optarg, NULL, 0);
+		else if (opt == 'H')
+			hold = true;
+		else if (opt == 'n')
+			label = optarg;
 	}
 	page_size = sysconf(_SC_PAGESIZE);
 	list = ibv_get_device_list(&n);
@@ -1161,6 +1361,13 @@ int main(int argc, char **argv)
 	printf("# test_ring_hostile on %s: seed %llu\n", ibv_get_device_name(list[i]),
 	       (unsigned long long)seed);
 	fflush(stdout);
+
+	if (hold) {
+		/* closes the device itself */
+		hold_rings(label);
+		ibv_free_device_list(list);
+		return failures ? 1 : 0;
+	}
 
 	test_lifetime();
 	test_fork();

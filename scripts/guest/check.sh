@@ -55,6 +55,61 @@ echo >&8
 exec 8>&-
 check "the process exits after its device went away" timeout 30 tail --pid=$holder -f /dev/null
 teardown_veth
+# qpnic's UDP sockets live in init_net: a netdev in another network
+# namespace is refused (by qpnic: EOPNOTSUPP, not "no such device").
+# (stock kernel only: the debug test kernel has no network namespaces)
+if [ "${want_kunit:-0}" = 0 ]; then
+	setup_veth
+	ip netns add qpns
+	$IP link set veth1 netns qpns
+	ip netns exec qpns rdma link add qpnicns type qpnic netdev veth1 >/tmp/netns.out 2>&1
+	check "rdma link add on a netdev in another namespace is EOPNOTSUPP" \
+		grep -qi "not supported" /tmp/netns.out
+	check "no device was made in the other namespace" bash -c "! rdma link show | grep -q qpnicns"
+	ip netns del qpns
+	teardown_veth
+fi
+# A process keeps exactly what it wrote to its ring mappings when its
+# device goes away under it and the core destroys its CQ, QP and SRQ:
+# ring_holder DEVICE LABEL CMD... (CMD removes DEVICE, which is on veth0).
+ring_holder() {
+	local dev=$1 label=$2 t="ring holder ($2):" holder rc
+	shift 2
+	setup_veth
+	rdma link add "$dev" type qpnic netdev veth0
+	rm -f /tmp/ring-hold.in
+	mkfifo /tmp/ring-hold.in
+	"$QPNIC_BIN/test_ring_hostile" -d "$dev" -H -n "$label" \
+		</tmp/ring-hold.in >/tmp/ring-hold.out 2>&1 &
+	holder=$!
+	exec 8>/tmp/ring-hold.in
+	for _ in $(seq 100); do grep -q '^test_ring_hostile: holding' /tmp/ring-hold.out && break; sleep 0.1; done
+	check "$t a process maps 4 rings of $dev twice" grep -q '^test_ring_hostile: holding 4 rings' /tmp/ring-hold.out
+	check "$t removing $dev returns" timeout 60 "$@"
+	# (the core disassociates the process before the sysfs entry goes; a
+	# netdev's unregistration is queued: give it up to 10 s)
+	check "$t $dev is gone" bash -c \
+		"for i in \$(seq 100); do test -e /sys/class/infiniband/$dev || exit 0; sleep 0.1; done; exit 1"
+	# EOF releases the holder (no write that could SIGPIPE this script)
+	exec 8>&-
+	if timeout 90 tail --pid=$holder -s 0.1 -f /dev/null; then
+		wait $holder
+		rc=$?
+	else
+		rc="none after 90 s"
+		kill -9 $holder
+	fi
+	cat /tmp/ring-hold.out
+	if [ "$rc" = 0 ]; then
+		result PASS "$t the holder exits 0"
+	else
+		result FAIL "$t the holder exits 0" "exit status $rc"
+	fi
+	rm -f /tmp/ring-hold.in
+	teardown_veth
+}
+ring_holder qpnic4 "rdma link delete" rdma link delete qpnic4
+ring_holder qpnic5 "netdev deletion" $IP link del veth0
 check "rmmod qpnic" rmmod qpnic
 # The QP limit: what query_device reports is where creation stops.
 setup_veth

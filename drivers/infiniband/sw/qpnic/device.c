@@ -157,9 +157,10 @@ static void qpnic_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
- * The device is going away under a live process. The core zaps its ring
- * mappings (rdma_user_mmap_entry) and destroys its objects through the
- * ordinary destroy verbs; nothing else of qpnic's is tied to the process.
+ * The device is going away under a live process. The core destroys its
+ * objects through the ordinary destroy verbs; its ring mappings stay, and
+ * keep their pages (vm_insert_pages references, see queue.c) until the
+ * process unmaps them. Nothing else of qpnic's is tied to the process.
  * Having this op lets `rdma link delete` and netdev removal proceed
  * instead of waiting for every user of the device to exit.
  */

@@ -132,7 +132,8 @@ int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		err = -ENOMEM;
 		goto out;
 	}
-	at = kzalloc(sizeof(*at), GFP_KERNEL);
+	/* A process's attachment is charged to its memory cgroup. */
+	at = kzalloc(sizeof(*at), qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	if (!at) {
 		err = -ENOMEM;
 		if (!grp->num_qps)
