@@ -6,54 +6,23 @@
  *
  * usage: test_qp_contract -d DEVICE [-a IPV4]   (IPV4 default 10.0.0.1)
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 #include <infiniband/verbs.h>
+#include "guest_test.h"
 
-static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_device_attr dev_attr;
-static int gid_index = -1;
-static union ibv_gid local_gid;
-static int failures;
 
-static void result(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("@@RESULT %s %s", ok ? "PASS" : "FAIL", name);
-	if (!ok && fmt) {
-		printf(" ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	printf("\n");
-	fflush(stdout);
-	failures += !ok;
-}
-
+/* On the shared PD and CQ; the tests change what they check before creating. */
 static struct ibv_qp_init_attr_ex qp_attr(enum ibv_qp_type type)
 {
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = type,
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.pd = pd,
-	};
-	return a;
+	return qp_init_attr(pd, cq, type);
 }
 
 /* create_qp_ex; on failure returns NULL with errno kept. */
@@ -61,64 +30,6 @@ static struct ibv_qp *create(struct ibv_qp_init_attr_ex *a)
 {
 	errno = 0;
 	return ibv_create_qp_ex(ctx, a);
-}
-
-static int to_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qkey = 0x11111111,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-/* RC/UC loop back to themselves through the local GID. */
-static int to_rtr(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
-	int mask = IBV_QP_STATE;
-
-	if (qp->qp_type != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
-		a.rq_psn = 0x123;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.port_num = 1;
-		a.ah_attr.grh.dgid = local_gid;
-		a.ah_attr.grh.sgid_index = gid_index;
-		a.ah_attr.grh.hop_limit = 64;
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (qp->qp_type == IBV_QPT_RC)
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-static int to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .sq_psn = 0x456, .timeout = 14,
-		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-
-	if (qp->qp_type == IBV_QPT_RC)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
-{
-	struct ibv_qp_attr a = { .qp_state = s };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
 static const char *type_name(enum ibv_qp_type t)
@@ -593,50 +504,12 @@ static void test_mr_and_cq(void)
 		ibv_destroy_cq(c);
 }
 
-static int find_gid(const char *ipv4)
-{
-	struct in_addr want;
-	int i;
-
-	if (inet_pton(AF_INET, ipv4, &want) != 1)
-		return -1;
-	for (i = 0; i < 256; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(&e.gid.raw[12], &want, 4) && e.gid.raw[10] == 0xff) {
-			local_gid = e.gid;
-			return i;
-		}
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
-	const char *devname = NULL, *ipv4 = "10.0.0.1";
 	struct ibv_device **list;
-	int i, n, opt;
+	const char *ipv4;
 
-	while ((opt = getopt(argc, argv, "d:a:")) != -1) {
-		if (opt == 'd')
-			devname = optarg;
-		else if (opt == 'a')
-			ipv4 = optarg;
-	}
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!devname || !strcmp(ibv_get_device_name(list[i]), devname))
-			break;
-	if (!list || i == n) {
-		result(false, "open device", "%s not found", devname ? devname : "any");
-		return 1;
-	}
-	ctx = ibv_open_device(list[i]);
-	result(ctx, "open device through librxe", "errno %d", errno);
-	if (!ctx)
+	if (!open_test_device(argc, argv, &list, &ipv4))
 		return 1;
 	ibv_query_device(ctx, &dev_attr);
 	pd = ibv_alloc_pd(ctx);

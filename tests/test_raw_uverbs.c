@@ -20,9 +20,7 @@
  *
  * usage: test_raw_uverbs -d DEVICE [-a IPV4]   (IPV4 default 10.0.0.1)
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include "guest_test.h"	/* before <rdma/rdma_user_rxe.h>, see there */
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
@@ -44,7 +43,6 @@
 #define QP_CREATE_SOURCE_QPN			(1u << 10)
 #define QP_CREATE_PCI_WRITE_END_PADDING		(1u << 11)
 #define CAP_NET_RAW_BIT				13
-#define QKEY					0x11111111u
 #define BAD_WR_UNSET				0xdeadbeefu
 
 /* The extended commands count 8-byte units. */
@@ -54,48 +52,10 @@ _Static_assert(sizeof(struct ib_uverbs_ex_modify_qp) % 8 == 0, "ex_modify_qp siz
 _Static_assert(sizeof(struct ib_uverbs_ex_modify_qp_resp) % 8 == 0, "ex_modify_qp_resp size");
 _Static_assert(sizeof(struct rxe_create_qp_resp) % 8 == 0, "rxe_create_qp_resp size");
 
-static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_mr *mr;
 static char mr_buf[4096] __attribute__((aligned(4096)));
-static int gid_index = -1;
-static union ibv_gid local_gid;
-static int failures;
-
-static void vreport(const char *verdict, const char *name, const char *fmt,
-		    va_list ap)
-{
-	printf("@@RESULT %s %s", verdict, name);
-	if (fmt) {
-		printf(" ");
-		vprintf(fmt, ap);
-	}
-	printf("\n");
-	fflush(stdout);
-}
-
-/* The reason is printed on failure only. */
-static void result(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(ok ? "PASS" : "FAIL", name, ok ? NULL : fmt, ap);
-	va_end(ap);
-	failures += !ok;
-}
-
-/* The detail is printed either way. */
-static void result_note(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(ok ? "PASS" : "FAIL", name, fmt, ap);
-	va_end(ap);
-	failures += !ok;
-}
 
 static const char *ename(int err)
 {
@@ -368,69 +328,10 @@ static bool have_cap_net_raw(void)
 
 static struct ibv_qp *create(enum ibv_qp_type type)
 {
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = type,
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.pd = pd,
-	};
+	struct ibv_qp_init_attr_ex a = qp_init_attr(pd, cq, type);
 
 	errno = 0;
 	return ibv_create_qp_ex(ctx, &a);
-}
-
-static int to_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qkey = QKEY,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-/* RC/UC loop back to themselves through the local GID. */
-static int to_rtr(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
-	int mask = IBV_QP_STATE;
-
-	if (qp->qp_type != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
-		a.rq_psn = 0x123;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 12;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.port_num = 1;
-		a.ah_attr.grh.dgid = local_gid;
-		a.ah_attr.grh.sgid_index = gid_index;
-		a.ah_attr.grh.hop_limit = 64;
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (qp->qp_type == IBV_QPT_RC)
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	return ibv_modify_qp(qp, &a, mask);
-}
-
-static int to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .sq_psn = 0x456, .timeout = 14,
-		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-
-	if (qp->qp_type == IBV_QPT_RC)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask);
 }
 
 static struct ibv_qp *create_rts(enum ibv_qp_type type, const char *what)
@@ -687,50 +588,12 @@ static void test_nothing_completed(void)
 	       n, n > 0 ? (unsigned long long)wc[0].wr_id : 0ULL);
 }
 
-static int find_gid(const char *ipv4)
-{
-	struct in_addr want;
-	int i;
-
-	if (inet_pton(AF_INET, ipv4, &want) != 1)
-		return -1;
-	for (i = 0; i < 256; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(&e.gid.raw[12], &want, 4) && e.gid.raw[10] == 0xff) {
-			local_gid = e.gid;
-			return i;
-		}
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
-	const char *devname = NULL, *ipv4 = "10.0.0.1";
 	struct ibv_device **list;
-	int i, n, opt;
+	const char *ipv4;
 
-	while ((opt = getopt(argc, argv, "d:a:")) != -1) {
-		if (opt == 'd')
-			devname = optarg;
-		else if (opt == 'a')
-			ipv4 = optarg;
-	}
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!devname || !strcmp(ibv_get_device_name(list[i]), devname))
-			break;
-	if (!list || i == n) {
-		result(false, "open device", "%s not found", devname ? devname : "any");
-		return 1;
-	}
-	ctx = ibv_open_device(list[i]);
-	result(ctx, "open device through librxe", "errno %d", errno);
-	if (!ctx)
+	if (!open_test_device(argc, argv, &list, &ipv4))
 		return 1;
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);

@@ -52,6 +52,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
+#include "guest_test.h"	/* before <rdma/rdma_user_rxe.h>, see there */
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
@@ -70,46 +71,10 @@
 #define HOLD_CHILDREN	4
 #define HOLD_CHILD_MEM	(16UL << 20)
 
-static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static bool is_rxe;
 static long page_size;
 static uint64_t seed;
-static int failures;
-
-static void vreport(const char *verdict, const char *name, const char *fmt,
-		    va_list ap)
-{
-	printf("@@RESULT %s %s", verdict, name);
-	if (fmt) {
-		printf(" ");
-		vprintf(fmt, ap);
-	}
-	printf("\n");
-	fflush(stdout);
-}
-
-/* The reason is printed on failure only. */
-static void result(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(ok ? "PASS" : "FAIL", name, ok ? NULL : fmt, ap);
-	va_end(ap);
-	failures += !ok;
-}
-
-/* The detail is printed either way. */
-static void result_note(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(ok ? "PASS" : "FAIL", name, fmt, ap);
-	va_end(ap);
-	failures += !ok;
-}
 
 static void skip(const char *name, const char *fmt, ...)
 {
@@ -193,7 +158,7 @@ static int guarded(void (*fn)(void *), void *arg)
 	return sig;
 }
 
-/* --- verbs helpers (as in test_qp_contract.c) --- */
+/* --- verbs helpers (to_init() and to_state() are in guest_test.h) --- */
 
 static struct ibv_qp *rc_qp(struct ibv_cq *cq, uint32_t send_wr, uint32_t recv_wr)
 {
@@ -207,24 +172,6 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq, uint32_t send_wr, uint32_t recv_w
 
 	errno = 0;
 	return ibv_create_qp(pd, &a);
-}
-
-static int to_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			     IBV_QP_ACCESS_FLAGS);
-}
-
-static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
-{
-	struct ibv_qp_attr a = { .qp_state = s };
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
 /* Post up to @n empty receives with wr_id @base.. ; returns how many went. */
@@ -1318,10 +1265,10 @@ static void hold_rings(const char *label)
 int main(int argc, char **argv)
 {
 	const char *devname = NULL, *label = NULL;
-	struct ibv_device **list;
+	struct ibv_device **list, *dev;
 	bool hold = false;
 	pthread_t wd;
-	int i, n, opt, flags;
+	int n = 0, opt, flags;
 
 	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	while ((opt = getopt(argc, argv, "d:a:s:Hn:")) != -1) {
@@ -1336,16 +1283,14 @@ int main(int argc, char **argv)
 	}
 	page_size = sysconf(_SC_PAGESIZE);
 	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!devname || !strcmp(ibv_get_device_name(list[i]), devname))
-			break;
-	if (!list || i == n) {
+	dev = find_device(list, n, devname);
+	if (!dev) {
 		result(false, "ring hostile: open device", "%s not found",
 		       devname ? devname : "any");
 		return 1;
 	}
-	is_rxe = !strncmp(ibv_get_device_name(list[i]), "rxe", 3);
-	ctx = ibv_open_device(list[i]);
+	is_rxe = !strncmp(ibv_get_device_name(dev), "rxe", 3);
+	ctx = ibv_open_device(dev);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	if (!pd) {
 		result(false, "ring hostile: open device", "ctx %p errno %d", (void *)ctx,
@@ -1358,7 +1303,7 @@ int main(int argc, char **argv)
 		result(false, "ring hostile: setup", "errno %d", errno);
 		return 1;
 	}
-	printf("# test_ring_hostile on %s: seed %llu\n", ibv_get_device_name(list[i]),
+	printf("# test_ring_hostile on %s: seed %llu\n", ibv_get_device_name(dev),
 	       (unsigned long long)seed);
 	fflush(stdout);
 
