@@ -10,9 +10,6 @@
 
 #include "qpnic.h"
 
-#define QPNIC_QPN_MASK	0xffffff
-#define QPNIC_PSN_MASK	0xffffff
-
 /* Kernel SQs hold struct qpnic_send_wqe, user SQs librxe's rxe_send_wqe. */
 static u32 qpnic_send_wqe_hdr(bool user)
 {

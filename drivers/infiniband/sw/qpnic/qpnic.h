@@ -16,6 +16,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
+#include <qpnic/wire.h>
 
 #define QPNIC_UDP_PORT		4791
 /* librxe (rdma-core) checks this against the kernel's uverbs ABI version */

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The opcode table (IBTA vol. 1 table 39 / 9.2): what each opcode carries.
+ * Header lengths and offsets are derived from it, so the requester builds
+ * and the receive path parses from one description.
+ */
+#include <linux/bitops.h>
+#include <linux/export.h>
+#include <linux/skbuff.h>
+#include <qpnic/wire.h>
+
+#include "hdr.h"
+
+#define REQ_SEND	(QPNIC_OP_REQ | QPNIC_OP_SEND | QPNIC_OP_PAYLOAD)
+#define REQ_WRITE	(QPNIC_OP_REQ | QPNIC_OP_WRITE | QPNIC_OP_PAYLOAD)
+#define READ_RESP	(QPNIC_OP_ACK | QPNIC_OP_READ | QPNIC_OP_PAYLOAD)
+
+/* RC and UD opcodes; UC takes the RC rows 0x00-0x0b at 0x20 + the same code. */
+static const u32 qpnic_opcode_table[256] = {
+	[QPNIC_SEND_FIRST] = REQ_SEND | QPNIC_OP_FIRST,
+	[QPNIC_SEND_MIDDLE] = REQ_SEND | QPNIC_OP_MIDDLE,
+	[QPNIC_SEND_LAST] = REQ_SEND | QPNIC_OP_LAST,
+	[QPNIC_SEND_LAST_IMM] = REQ_SEND | QPNIC_OP_LAST | QPNIC_OP_IMMDT,
+	[QPNIC_SEND_ONLY] = REQ_SEND | QPNIC_OP_ONLY,
+	[QPNIC_SEND_ONLY_IMM] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_IMMDT,
+	[QPNIC_WRITE_FIRST] = REQ_WRITE | QPNIC_OP_FIRST | QPNIC_OP_RETH,
+	[QPNIC_WRITE_MIDDLE] = REQ_WRITE | QPNIC_OP_MIDDLE,
+	[QPNIC_WRITE_LAST] = REQ_WRITE | QPNIC_OP_LAST,
+	[QPNIC_WRITE_LAST_IMM] = REQ_WRITE | QPNIC_OP_LAST | QPNIC_OP_IMMDT,
+	[QPNIC_WRITE_ONLY] = REQ_WRITE | QPNIC_OP_ONLY | QPNIC_OP_RETH,
+	[QPNIC_WRITE_ONLY_IMM] = REQ_WRITE | QPNIC_OP_ONLY | QPNIC_OP_RETH |
+				 QPNIC_OP_IMMDT,
+	[QPNIC_READ_REQUEST] = QPNIC_OP_REQ | QPNIC_OP_READ | QPNIC_OP_ONLY |
+			       QPNIC_OP_RETH,
+	[QPNIC_READ_RESPONSE_FIRST] = READ_RESP | QPNIC_OP_FIRST | QPNIC_OP_AETH,
+	[QPNIC_READ_RESPONSE_MIDDLE] = READ_RESP | QPNIC_OP_MIDDLE,
+	[QPNIC_READ_RESPONSE_LAST] = READ_RESP | QPNIC_OP_LAST | QPNIC_OP_AETH,
+	[QPNIC_READ_RESPONSE_ONLY] = READ_RESP | QPNIC_OP_ONLY | QPNIC_OP_AETH,
+	[QPNIC_ACKNOWLEDGE] = QPNIC_OP_ACK | QPNIC_OP_ONLY | QPNIC_OP_AETH,
+	[QPNIC_ATOMIC_ACKNOWLEDGE] = QPNIC_OP_ACK | QPNIC_OP_ATOMIC |
+				     QPNIC_OP_ONLY | QPNIC_OP_AETH |
+				     QPNIC_OP_ATMACK,
+	[QPNIC_COMPARE_SWAP] = QPNIC_OP_REQ | QPNIC_OP_ATOMIC | QPNIC_OP_ONLY |
+			       QPNIC_OP_ATMETH,
+	[QPNIC_FETCH_ADD] = QPNIC_OP_REQ | QPNIC_OP_ATOMIC | QPNIC_OP_ONLY |
+			    QPNIC_OP_ATMETH,
+	[QPNIC_SEND_LAST_INV] = REQ_SEND | QPNIC_OP_LAST | QPNIC_OP_IETH,
+	[QPNIC_SEND_ONLY_INV] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_IETH,
+	[QPNIC_UD_SEND_ONLY] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_DETH,
+	[QPNIC_UD_SEND_ONLY_IMM] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_DETH |
+				   QPNIC_OP_IMMDT,
+};
+
+/* The flags of @opcode; 0 for an opcode RoCEv2 does not define. */
+u32 qpnic_opcode_flags(u8 opcode)
+{
+	if (QPNIC_OPC_CLASS(opcode) == QPNIC_OPC_UC)
+		return (opcode & 0x1f) <= QPNIC_WRITE_ONLY_IMM ?
+		       qpnic_opcode_table[opcode & 0x1f] : 0;
+	return qpnic_opcode_table[opcode];
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_opcode_flags, QPNIC_KUNIT);
+
+/* Offset of header @hdr (one QPNIC_OP_* header flag) from the BTH, or -1. */
+int qpnic_hdr_offset(u8 opcode, u32 hdr)
+{
+	u32 flags = qpnic_opcode_flags(opcode);
+
+	if (!(flags & hdr) || hweight32(hdr) != 1 || !(hdr & QPNIC_OP_HDRS))
+		return -1;
+	return QPNIC_BTH_LEN + qpnic_ext_len(flags & QPNIC_OP_HDRS & (hdr - 1));
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_hdr_offset, QPNIC_KUNIT);
+
+/* BTH plus extension headers of @opcode; 0 for an undefined opcode. */
+u8 qpnic_opcode_hdr_len(u8 opcode)
+{
+	u32 flags = qpnic_opcode_flags(opcode);
+
+	return flags ? QPNIC_BTH_LEN + qpnic_ext_len(flags & QPNIC_OP_HDRS) : 0;
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_opcode_hdr_len, QPNIC_KUNIT);
+
+/*
+ * Parse the RoCEv2 packet whose BTH is at skb->data (its UDP payload).
+ * The opcode is checked before any length is computed from it; every
+ * length is bounded by the packet's; the headers end up linear. Returns
+ * -EOPNOTSUPP for an opcode RoCEv2 does not define, -EPROTONOSUPPORT for a
+ * transport version other than 0, -EBADMSG for a packet too short for its
+ * headers, pad and ICRC (or a header-only opcode with trailing bytes).
+ */
+int qpnic_pkt_parse(struct sk_buff *skb, struct qpnic_pkt *pkt)
+{
+	const u8 *bth;
+	u32 flags, tail;
+	u8 hdr_len, pad;
+
+	if (skb->len < QPNIC_BTH_LEN + QPNIC_ICRC_LEN ||
+	    !pskb_may_pull(skb, QPNIC_BTH_LEN))
+		return -EBADMSG;
+	bth = skb->data;
+	flags = qpnic_opcode_flags(qpnic_bth_opcode(bth));
+	if (!flags)
+		return -EOPNOTSUPP;
+	if (bth[1] & QPNIC_BTH_TVER_MASK)
+		return -EPROTONOSUPPORT;
+	hdr_len = qpnic_opcode_hdr_len(qpnic_bth_opcode(bth));
+	pad = (bth[1] & QPNIC_BTH_PAD_MASK) >> QPNIC_BTH_PAD_SHIFT;
+	tail = (u32)hdr_len + pad + QPNIC_ICRC_LEN;
+	if (skb->len < tail || (!(flags & QPNIC_OP_PAYLOAD) && skb->len != tail))
+		return -EBADMSG;
+	if (!pskb_may_pull(skb, hdr_len))
+		return -EBADMSG;
+	bth = skb->data;
+
+	pkt->flags = flags;
+	pkt->opcode = qpnic_bth_opcode(bth);
+	pkt->se = bth[1] & QPNIC_BTH_SE;
+	pkt->pad = pad;
+	pkt->pkey = get_unaligned_be16(bth + 2);
+	pkt->dqpn = qpnic_bth_dqpn(bth);
+	pkt->ackreq = bth[8] & QPNIC_BTH_ACKREQ;
+	pkt->psn = qpnic_bth_psn(bth);
+	pkt->hdr_len = hdr_len;
+	pkt->paylen = skb->len - tail;
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_pkt_parse, QPNIC_KUNIT);
