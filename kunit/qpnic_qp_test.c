@@ -16,6 +16,8 @@
 #include <rdma/rdma_cm.h>
 #include <qpnic/qpnic.h>
 
+#include "qpnic_test_util.h"
+
 MODULE_IMPORT_NS(QPNIC_KUNIT);
 
 struct qpnic_test_env {
@@ -29,48 +31,6 @@ struct qpnic_test_ctx {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 };
-
-static netdev_tx_t qpnic_test_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	dev_kfree_skb_any(skb);
-	return NETDEV_TX_OK;
-}
-
-static const struct net_device_ops qpnic_test_netdev_ops = {
-	.ndo_start_xmit = qpnic_test_xmit,
-};
-
-static struct net_device *qpnic_test_netdev_create(const char *name)
-{
-	struct net_device *ndev;
-	int err;
-
-	ndev = alloc_netdev(0, name, NET_NAME_USER, ether_setup);
-	if (!ndev)
-		return ERR_PTR(-ENOMEM);
-	ndev->netdev_ops = &qpnic_test_netdev_ops;
-	eth_hw_addr_random(ndev);
-	err = register_netdev(ndev);
-	if (err) {
-		free_netdev(ndev);
-		return ERR_PTR(err);
-	}
-	rtnl_lock();
-	err = dev_open(ndev, NULL);
-	rtnl_unlock();
-	if (err) {
-		unregister_netdev(ndev);
-		free_netdev(ndev);
-		return ERR_PTR(err);
-	}
-	return ndev;
-}
-
-static void qpnic_test_netdev_destroy(struct net_device *ndev)
-{
-	unregister_netdev(ndev);
-	free_netdev(ndev);
-}
 
 static int qpnic_suite_init(struct kunit_suite *suite)
 {
@@ -437,57 +397,6 @@ static void qpnic_test_qpn_cyclic(struct kunit *test)
 	}
 	for (i = 1; i < ARRAY_SIZE(qps); i++)
 		ib_destroy_qp(qps[i]);
-}
-
-static int qpnic_to_init(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qkey = 0x11111111,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
-	};
-	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
-
-	mask |= qp->qp_type == IB_QPT_UD ? IB_QP_QKEY : IB_QP_ACCESS_FLAGS;
-	return ib_modify_qp(qp, &a, mask);
-}
-
-/* A link-local destination: the core derives its MAC without ARP/ND. */
-static int qpnic_to_rtr(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = { .qp_state = IB_QPS_RTR };
-	int mask = IB_QP_STATE;
-
-	if (qp->qp_type != IB_QPT_UD) {
-		a.path_mtu = IB_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
-		a.rq_psn = 0x123;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 12;
-		a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-		rdma_ah_set_port_num(&a.ah_attr, 1);
-		rdma_ah_set_grh(&a.ah_attr, NULL, 0, 0, 64, 0);
-		a.ah_attr.grh.dgid.global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
-		a.ah_attr.grh.dgid.global.interface_id = cpu_to_be64(0x0200000000000001ULL);
-		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
-		if (qp->qp_type == IB_QPT_RC)
-			mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
-	}
-	return ib_modify_qp(qp, &a, mask);
-}
-
-static int qpnic_to_rts(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_RTS, .sq_psn = 0x456, .timeout = 14,
-		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
-	};
-	int mask = IB_QP_STATE | IB_QP_SQ_PSN;
-
-	if (qp->qp_type == IB_QPT_RC)
-		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
-			IB_QP_MAX_QP_RD_ATOMIC;
-	return ib_modify_qp(qp, &a, mask);
 }
 
 static enum ib_qp_state qpnic_state(struct ib_qp *qp)

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What qpnic exports to its KUnit suites: creating and removing a device
- * on a netdev without going through rdma netlink. Everything else the
- * suites do goes through the ordinary ib_* API.
+ * on a netdev without going through rdma netlink, and the receive path's
+ * entry point. Everything else the suites do goes through the ordinary
+ * ib_* API (and wire.h for the packet format).
  */
 #ifndef QPNIC_EXPORT_H
 #define QPNIC_EXPORT_H
 
 struct ib_device;
 struct net_device;
+struct sk_buff;
 
 int qpnic_device_add(const char *name, struct net_device *ndev,
 		     struct ib_device **ibdev);
 void qpnic_device_remove(struct ib_device *ibdev);
+/* One RoCEv2 packet as the UDP socket hands it over (data at the UDP header). */
+void qpnic_rcv(struct sk_buff *skb);
 
 #endif /* QPNIC_EXPORT_H */

@@ -26,6 +26,27 @@ check "port comes back ACTIVE" bash -c \
 for t in "$QPNIC_BIN"/test_*; do
 	[ -x "$t" ] && "$t" -d qpnic0
 done
+# The receive path on the wire: frames built by hand (scripts/guest/
+# roce_inject.py) leave veth1, arrive on veth0 and are counted by reason.
+hw_counter() { cat "/sys/class/infiniband/qpnic0/ports/1/hw_counters/$1"; }
+rx_case() { # kind counter
+	local before after
+	before=$(hw_counter "$2")
+	python3 /opt/qpnic/guest/roce_inject.py veth1 "$(cat /sys/class/net/veth0/address)" \
+		10.0.0.3 10.0.0.1 "$1" 5
+	for _ in $(seq 50); do
+		after=$(hw_counter "$2")
+		[ $((after - before)) -ge 5 ] && break
+		sleep 0.1
+	done
+	check "5 $1 packets from the wire are counted in $2" test $((after - before)) = 5
+}
+rx_case good rx_drop_unknown_qp
+rx_case bad_icrc rx_icrc_errors
+rx_case bad_opcode rx_drop_bad_opcode
+rx_case truncated rx_drop_malformed
+check "rdma statistic shows qpnic0's port counters" \
+	bash -c "rdma statistic show link qpnic0/1 | grep -q 'rx_icrc_errors 5'"
 # Memory and rdma cgroups bound what a process can make (stock kernel only:
 # the debug test kernel is built without cgroups).
 if [ "${want_kunit:-0}" = 0 ]; then

@@ -7,7 +7,6 @@
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 #include <uapi/rdma/rdma_user_ioctl_cmds.h>
-#include <qpnic/qpnic.h>
 
 #include "qpnic.h"
 
@@ -175,6 +174,7 @@ static void qpnic_dealloc_driver(struct ib_device *ibdev)
 	mutex_lock(&qpnic_devices_lock);
 	list_del_init(&qdev->list);
 	mutex_unlock(&qpnic_devices_lock);
+	qpnic_counters_free(qdev);
 	qpnic_mcast_cleanup(qdev);
 	WARN_ON(!xa_empty(&qdev->qps) || !xa_empty(&qdev->mrs) ||
 		!xa_empty(&qdev->ahs) || !xa_empty(&qdev->srqs));
@@ -340,11 +340,14 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	if (!qdev)
 		return -ENOMEM;
 	ibdev = &qdev->ibdev;
+	/* ib_dealloc_device() runs dealloc_driver, which unlists the device. */
+	INIT_LIST_HEAD(&qdev->list);
 	/* QP and MR lookups come from the receive path too. */
 	xa_init_flags(&qdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&qdev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&qdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
-	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1);
+	/* (xarrays initialised here share a lockdep class: all IRQ-safe) */
+	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	mutex_init(&qdev->mcast_lock);
 	INIT_LIST_HEAD(&qdev->mcast_groups);
 
@@ -358,7 +361,11 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &qpnic_dev_ops);
+	ib_set_device_ops(ibdev, &qpnic_stats_ops);
 
+	err = qpnic_counters_init(qdev);
+	if (err)
+		goto err_dealloc;
 	err = ib_device_set_netdev(ibdev, ndev, 1);
 	if (err)
 		goto err_dealloc;

@@ -7,7 +7,6 @@
 #include <rdma/rdma_netlink.h>
 
 #include "qpnic.h"
-#include <qpnic/qpnic.h>
 
 static int qpnic_newlink(const char *ibdev_name, struct net_device *ndev)
 {

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The RoCEv2 UDP port. One tunnel socket per address family in init_net
- * owns port 4791; the transport that consumes its packets comes later, so
- * for now every packet is dropped.
+ * owns port 4791 and hands every packet to the receive path (recv.c).
  */
 #include <net/udp_tunnel.h>
 
@@ -13,7 +12,7 @@ static struct socket *qpnic_sock6;
 
 static int qpnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
-	kfree_skb(skb);
+	qpnic_rcv(skb);
 	return 0;
 }
 

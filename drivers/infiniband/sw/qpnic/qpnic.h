@@ -16,6 +16,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
+#include <qpnic/qpnic.h>
 #include <qpnic/wire.h>
 
 #define QPNIC_UDP_PORT		4791
@@ -45,9 +46,28 @@
 /* A user ring's pages: the largest ring (a CQ of 2^20 64-byte CQEs) + header */
 #define QPNIC_RING_MAX_PAGES	(16384UL + 1)
 
+/* Port counters (stats.c names them); each drop counter names its reason. */
+enum qpnic_counter {
+	QPNIC_CNT_RX_PACKETS,
+	QPNIC_CNT_RX_ICRC_ERRORS,
+	QPNIC_CNT_RX_DROP_MALFORMED,
+	QPNIC_CNT_RX_DROP_OPCODE,
+	QPNIC_CNT_RX_DROP_PKEY,
+	QPNIC_CNT_RX_DROP_UNKNOWN_QP,
+	QPNIC_CNT_RX_DROP_QP_TYPE,
+	QPNIC_CNT_RX_DROP_QP_STATE,
+	QPNIC_CNT_RX_DROP_NO_TRANSPORT,
+	QPNIC_NUM_COUNTERS
+};
+
+struct qpnic_counters {
+	u64 val[QPNIC_NUM_COUNTERS];
+};
+
 struct qpnic_dev {
 	struct ib_device ibdev;
 	struct list_head list;		/* qpnic_devices (device.c) */
+	struct qpnic_counters __percpu *counters;
 	struct xarray qps;		/* qpn -> struct qpnic_qp, QP1 included */
 	u32 next_qpn;			/* cyclic allocation cursor */
 	struct xarray mrs;		/* key index -> struct qpnic_mr */
@@ -235,6 +255,17 @@ int qpnic_check_resp_len(struct qpnic_dev *qdev, struct ib_udata *udata,
 			 size_t len, const char *verb);
 int qpnic_copy_resp(struct qpnic_dev *qdev, struct ib_udata *udata,
 		    void *resp, size_t len, const char *verb);
+
+static inline void qpnic_count(struct qpnic_dev *qdev, enum qpnic_counter id)
+{
+	this_cpu_inc(qdev->counters->val[id]);
+}
+
+/* stats.c */
+extern const struct ib_device_ops qpnic_stats_ops;
+int qpnic_counters_init(struct qpnic_dev *qdev);
+void qpnic_counters_free(struct qpnic_dev *qdev);
+u64 qpnic_counter_read(struct qpnic_dev *qdev, enum qpnic_counter id);
 
 /* net.c */
 int qpnic_net_init(void);

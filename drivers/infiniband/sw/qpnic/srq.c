@@ -59,9 +59,9 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 				  sizeof(struct rxe_sge), QPNIC_MAX_SGE);
 	srq->limit = attr->srq_limit;
 	/* Reserve the number; the SRQ is stored there once it is built. */
-	err = xa_alloc_cyclic(&qdev->srqs, &srq->srq_num, NULL,
-			      XA_LIMIT(1, QPNIC_MAX_SRQ), &qdev->next_srq,
-			      GFP_KERNEL);
+	err = xa_alloc_cyclic_irq(&qdev->srqs, &srq->srq_num, NULL,
+				  XA_LIMIT(1, QPNIC_MAX_SRQ), &qdev->next_srq,
+				  GFP_KERNEL);
 	if (err < 0) {
 		ibdev_dbg(&qdev->ibdev, "create_srq: no SRQ number left (%d)\n", err);
 		err = err == -EBUSY ? -ENOMEM : err;
@@ -75,7 +75,7 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (err)
 			goto err_num;
 	}
-	err = xa_err(xa_store(&qdev->srqs, srq->srq_num, srq, GFP_KERNEL));
+	err = xa_err(xa_store_irq(&qdev->srqs, srq->srq_num, srq, GFP_KERNEL));
 	if (err) {
 		ibdev_dbg(&qdev->ibdev, "create_srq: publishing SRQ %u failed %d\n",
 			  srq->srq_num, err);
@@ -84,7 +84,7 @@ int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 
 err_num:
-	xa_erase(&qdev->srqs, srq->srq_num);
+	xa_erase_irq(&qdev->srqs, srq->srq_num);
 err_queue:
 	qpnic_queue_free(&srq->queue);
 err_count:
@@ -194,7 +194,7 @@ int qpnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct qpnic_dev *qdev = to_qdev(ibsrq->device);
 	struct qpnic_srq *srq = to_qsrq(ibsrq);
 
-	xa_erase(&qdev->srqs, srq->srq_num);
+	xa_erase_irq(&qdev->srqs, srq->srq_num);
 	qpnic_queue_free(&srq->queue);
 	atomic_dec(&qdev->num_srq);
 	return 0;

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The receive path, in the UDP socket's softirq context. Every RoCEv2
+ * packet is parsed (the opcode first, every length bounded), its ICRC
+ * checked, and its destination QP found (with a reference destroy_qp
+ * waits for) and checked against the packet (IBTA 9.6: P_Key, QP type,
+ * QP state) before anything acts on it. A packet that fails is counted by
+ * reason and dropped, never logged. The transport that consumes the rest
+ * (responder, completer) is the next layer; until it exists such packets
+ * are counted as rx_packets and dropped as rx_drop_no_transport.
+ */
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <rdma/ib_mad.h>
+
+#include "qpnic.h"
+
+/* The qpnic device on @ndev, with a reference; NULL for anybody else's. */
+static struct qpnic_dev *qpnic_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct ib_device *ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
+
+	if (ibdev && !qpnic_owns(ibdev)) {
+		ib_device_put(ibdev);
+		return NULL;
+	}
+	return ibdev ? to_qdev(ibdev) : NULL;
+}
+
+static bool qpnic_opcode_fits_qp(u8 opcode, enum ib_qp_type type)
+{
+	switch (QPNIC_OPC_CLASS(opcode)) {
+	case QPNIC_OPC_RC:
+		return type == IB_QPT_RC;
+	case QPNIC_OPC_UC:
+		return type == IB_QPT_UC;
+	case QPNIC_OPC_UD:
+		return type == IB_QPT_UD || type == IB_QPT_GSI;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A responder takes requests from RTR on; a requester takes responses
+ * while it can have requests outstanding. The state is read without the
+ * queue locks: the transport checks it again under them.
+ */
+static bool qpnic_state_takes(enum ib_qp_state state, u32 flags)
+{
+	switch (state) {
+	case IB_QPS_RTR:
+		return flags & QPNIC_OP_REQ;
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Validate one packet; returns its drop reason, or QPNIC_NUM_COUNTERS. */
+static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
+					  struct sk_buff *skb,
+					  struct qpnic_pkt *pkt,
+					  struct qpnic_qp **qpp)
+{
+	struct qpnic_qp *qp;
+	__le32 icrc;
+	int err;
+
+	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
+		return QPNIC_CNT_RX_DROP_MALFORMED;
+	__skb_pull(skb, sizeof(struct udphdr));
+	err = qpnic_pkt_parse(skb, pkt);
+	if (err)
+		return err == -EBADMSG ? QPNIC_CNT_RX_DROP_MALFORMED :
+					 QPNIC_CNT_RX_DROP_OPCODE;
+	if (skb_copy_bits(skb, skb->len - QPNIC_ICRC_LEN, &icrc, sizeof(icrc)) ||
+	    le32_to_cpu(icrc) != qpnic_icrc(skb, 0))
+		return QPNIC_CNT_RX_ICRC_ERRORS;
+	/* one partition: the low 15 bits match the default P_Key's */
+	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
+		return QPNIC_CNT_RX_DROP_PKEY;
+	qp = qpnic_qp_get(qdev, pkt->dqpn);
+	if (!qp)
+		return QPNIC_CNT_RX_DROP_UNKNOWN_QP;
+	*qpp = qp;
+	if (!qpnic_opcode_fits_qp(pkt->opcode, qp->ibqp.qp_type))
+		return QPNIC_CNT_RX_DROP_QP_TYPE;
+	if (!qpnic_state_takes(READ_ONCE(qp->state), pkt->flags))
+		return QPNIC_CNT_RX_DROP_QP_STATE;
+	return QPNIC_NUM_COUNTERS;
+}
+
+/*
+ * One RoCEv2 packet from the UDP socket: skb->data at the UDP header,
+ * network and transport headers set, skb->dev the netdev it came in on.
+ * Consumes the skb.
+ */
+void qpnic_rcv(struct sk_buff *skb)
+{
+	struct qpnic_dev *qdev = qpnic_dev_get_by_netdev(skb->dev);
+	struct qpnic_qp *qp = NULL;
+	enum qpnic_counter drop;
+	struct qpnic_pkt pkt;
+
+	if (!qdev) {
+		kfree_skb(skb);
+		return;
+	}
+	drop = qpnic_rcv_check(qdev, skb, &pkt, &qp);
+	if (drop == QPNIC_NUM_COUNTERS) {
+		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
+		drop = QPNIC_CNT_RX_DROP_NO_TRANSPORT;
+	}
+	qpnic_count(qdev, drop);
+	if (qp)
+		qpnic_qp_put(qp);
+	kfree_skb(skb);
+	ib_device_put(&qdev->ibdev);
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_rcv, QPNIC_KUNIT);

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Per-port counters (`rdma statistic show link DEV/1`, and
+ * /sys/class/infiniband/DEV/ports/1/hw_counters). Counted per CPU on the
+ * packet paths, summed when read; a bad packet is counted, never logged.
+ */
+#include <linux/percpu.h>
+
+#include "qpnic.h"
+
+static const struct rdma_stat_desc qpnic_counter_descs[] = {
+	[QPNIC_CNT_RX_PACKETS].name = "rx_packets",
+	[QPNIC_CNT_RX_ICRC_ERRORS].name = "rx_icrc_errors",
+	[QPNIC_CNT_RX_DROP_MALFORMED].name = "rx_drop_malformed",
+	[QPNIC_CNT_RX_DROP_OPCODE].name = "rx_drop_bad_opcode",
+	[QPNIC_CNT_RX_DROP_PKEY].name = "rx_drop_bad_pkey",
+	[QPNIC_CNT_RX_DROP_UNKNOWN_QP].name = "rx_drop_unknown_qp",
+	[QPNIC_CNT_RX_DROP_QP_TYPE].name = "rx_drop_qp_type",
+	[QPNIC_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[QPNIC_CNT_RX_DROP_NO_TRANSPORT].name = "rx_drop_no_transport",
+};
+
+static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);
+
+int qpnic_counters_init(struct qpnic_dev *qdev)
+{
+	qdev->counters = alloc_percpu(struct qpnic_counters);
+	return qdev->counters ? 0 : -ENOMEM;
+}
+
+void qpnic_counters_free(struct qpnic_dev *qdev)
+{
+	free_percpu(qdev->counters);
+	qdev->counters = NULL;
+}
+
+u64 qpnic_counter_read(struct qpnic_dev *qdev, enum qpnic_counter id)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(qdev->counters, cpu)->val[id]);
+	return sum;
+}
+
+static struct rdma_hw_stats *qpnic_alloc_hw_port_stats(struct ib_device *ibdev,
+						       u32 port)
+{
+	return rdma_alloc_hw_stats_struct(qpnic_counter_descs,
+					  ARRAY_SIZE(qpnic_counter_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int qpnic_get_hw_stats(struct ib_device *ibdev,
+			      struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct qpnic_dev *qdev = to_qdev(ibdev);
+	int i;
+
+	for (i = 0; i < QPNIC_NUM_COUNTERS; i++)
+		stats->value[i] = qpnic_counter_read(qdev, i);
+	return QPNIC_NUM_COUNTERS;
+}
+
+const struct ib_device_ops qpnic_stats_ops = {
+	.alloc_hw_port_stats = qpnic_alloc_hw_port_stats,
+	.get_hw_stats = qpnic_get_hw_stats,
+};

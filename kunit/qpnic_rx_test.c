@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit suite for qpnic's receive path: packets built here by hand (with
+ * an ICRC this suite computes itself, checked first against a packet
+ * rdma_rxe sent) enter through qpnic_rcv() as the UDP socket would hand
+ * them over, on a qpnic device bound to a test netdev. The port counters
+ * say what became of each: one drop reason per bad-packet class.
+ */
+#include <kunit/test.h>
+#include <linux/crc32.h>
+#include <linux/ip.h>
+#include <linux/module.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <asm/unaligned.h>
+#include <qpnic/qpnic.h>
+#include <qpnic/wire.h>
+
+#include "qpnic_test_util.h"
+
+MODULE_IMPORT_NS(QPNIC_KUNIT);
+
+static struct {
+	struct net_device *ndev, *other;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+} rx;
+
+/*
+ * The ICRC as IBTA Annex A17 defines it, written apart from qpnic's:
+ * CRC-32 (zlib's) over 8 bytes of ones, the IPv4 header with TOS, TTL and
+ * checksum set to ones, the UDP header with its checksum set to ones, the
+ * BTH with byte 4 set to ones, then the rest up to the ICRC.
+ */
+static u32 qpnic_rx_ref_icrc(const u8 *ip, size_t len)
+{
+	u8 head[8 + 20 + 8 + 12];
+
+	memset(head, 0xff, 8);
+	memcpy(head + 8, ip, 40);
+	head[8 + 1] = 0xff;
+	head[8 + 8] = 0xff;
+	head[8 + 10] = 0xff;
+	head[8 + 11] = 0xff;
+	head[8 + 26] = 0xff;
+	head[8 + 27] = 0xff;
+	head[8 + 32] = 0xff;
+	return ~crc32_le(crc32_le(~0U, head, sizeof(head)), ip + 40,
+			 len - 40 - QPNIC_ICRC_LEN);
+}
+
+/* The reference ICRC reproduces an ACK rdma_rxe sent (roce-wire.md). */
+static void qpnic_rx_ref_icrc_matches_rxe(struct kunit *test)
+{
+	static const char *const ack[] = {
+		"45000030436340004011e3450a0900010a090002caaf12b7001c0000",
+		"1100ffff000abcde000001001f000001b61b667e",
+	};
+	u8 pkt[48];
+
+	KUNIT_ASSERT_EQ(test, hex2bin(pkt, ack[0], 28), 0);
+	KUNIT_ASSERT_EQ(test, hex2bin(pkt + 28, ack[1], 20), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_rx_ref_icrc(pkt, sizeof(pkt)),
+			get_unaligned_le32(pkt + sizeof(pkt) - 4));
+}
+
+struct qpnic_rx_spec {
+	u8 opcode;
+	u8 bth_flags;		/* byte 1: SE, M, pad, TVer */
+	u16 pkey;
+	u32 dqpn;
+	unsigned int ext;	/* extension header bytes (zeroed) */
+	unsigned int paylen;	/* payload bytes */
+	bool bad_icrc;
+	unsigned int truncate;	/* UDP payload bytes to keep, 0 for all */
+};
+
+/*
+ * An IPv4/UDP packet for @s as qpnic_rcv() takes it: data at the UDP
+ * header, network and transport headers set, arrived on @ndev.
+ */
+static struct sk_buff *qpnic_rx_build(struct kunit *test,
+				      const struct qpnic_rx_spec *s,
+				      struct net_device *ndev)
+{
+	size_t udplen = 8 + QPNIC_BTH_LEN + s->ext + s->paylen + QPNIC_ICRC_LEN;
+	size_t len = 20 + udplen;
+	struct sk_buff *skb;
+	struct iphdr *iph;
+	struct udphdr *uh;
+	u8 *bth;
+
+	skb = alloc_skb(len + NET_IP_ALIGN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_reserve(skb, NET_IP_ALIGN);
+	iph = skb_put_zero(skb, len);
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tot_len = htons(len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = htonl(0x0a000002);
+	iph->daddr = htonl(0x0a000001);
+	uh = (struct udphdr *)(iph + 1);
+	uh->source = htons(0xc123);
+	uh->dest = htons(4791);
+	uh->len = htons(udplen);
+	bth = (u8 *)(uh + 1);
+	bth[0] = s->opcode;
+	bth[1] = s->bth_flags;
+	put_unaligned_be16(s->pkey, bth + 2);
+	put_unaligned_be32(s->dqpn, bth + 4);
+	put_unaligned_be32(0x80000000 | 0x123, bth + 8);
+	memset(bth + QPNIC_BTH_LEN + s->ext, 0x5a, s->paylen);
+	put_unaligned_le32(qpnic_rx_ref_icrc((u8 *)iph, len) ^ (s->bad_icrc ? 1 : 0),
+			   (u8 *)iph + len - QPNIC_ICRC_LEN);
+	if (s->truncate)
+		skb_trim(skb, 20 + 8 + s->truncate);
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, 20);
+	__skb_pull(skb, 20);
+	skb->dev = ndev;
+	return skb;
+}
+
+/* The port's counters, by name: the suite names what it expects. */
+static u64 qpnic_rx_counter(struct kunit *test, const char *name)
+{
+	const struct ib_device_ops *ops = &rx.ibdev->ops;
+	struct rdma_hw_stats *stats;
+	u64 val = U64_MAX;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ops->alloc_hw_port_stats);
+	stats = ops->alloc_hw_port_stats(rx.ibdev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	ops->get_hw_stats(rx.ibdev, stats, 1, stats->num_counters);
+	for (i = 0; i < stats->num_counters; i++)
+		if (!strcmp(stats->descs[i].name, name))
+			val = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	KUNIT_ASSERT_NE_MSG(test, val, U64_MAX, "no counter %s", name);
+	return val;
+}
+
+static const char *const qpnic_rx_counter_names[] = {
+	"rx_packets", "rx_icrc_errors", "rx_drop_malformed",
+	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
+	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_no_transport",
+};
+
+/* Receive @s and expect exactly the counters in @bumped to rise by one. */
+static void qpnic_rx_expect(struct kunit *test, const struct qpnic_rx_spec *s,
+			    const char *const *bumped)
+{
+	u64 before[ARRAY_SIZE(qpnic_rx_counter_names)];
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(qpnic_rx_counter_names); i++)
+		before[i] = qpnic_rx_counter(test, qpnic_rx_counter_names[i]);
+	qpnic_rcv(qpnic_rx_build(test, s, rx.ndev));
+	for (i = 0; i < ARRAY_SIZE(qpnic_rx_counter_names); i++) {
+		u64 want = before[i];
+
+		for (j = 0; bumped[j]; j++)
+			if (!strcmp(bumped[j], qpnic_rx_counter_names[i]))
+				want++;
+		KUNIT_EXPECT_EQ_MSG(test, qpnic_rx_counter(test, qpnic_rx_counter_names[i]),
+				    want, "counter %s, opcode %#x to QP %#x",
+				    qpnic_rx_counter_names[i], s->opcode, s->dqpn);
+	}
+}
+
+#define COUNTED(...) ((const char *const []){ __VA_ARGS__, NULL })
+
+/* One bad-packet class each, refused before any QP is touched. */
+static void qpnic_rx_bad_packets(struct kunit *test)
+{
+	struct qpnic_rx_spec s = { .opcode = QPNIC_ACKNOWLEDGE, .pkey = 0xffff,
+				   .dqpn = 0xabcde, .ext = QPNIC_AETH_LEN };
+
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_unknown_qp"));
+	s.bad_icrc = true;
+	qpnic_rx_expect(test, &s, COUNTED("rx_icrc_errors"));
+	s.bad_icrc = false;
+	s.opcode = 0x15;			/* undefined */
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_bad_opcode"));
+	s.opcode = QPNIC_ACKNOWLEDGE;
+	s.bth_flags = 0x01;			/* transport version 1 */
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_bad_opcode"));
+	s.bth_flags = 0;
+	s.truncate = QPNIC_BTH_LEN;		/* no AETH, no ICRC */
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_malformed"));
+	s.truncate = 0;
+	s.paylen = 8;				/* an ACK carries no payload */
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_malformed"));
+	s.paylen = 0;
+	s.pkey = 0x1234;
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_bad_pkey"));
+	s.pkey = 0x7fff;			/* limited member of the default */
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_unknown_qp"));
+}
+
+/* Packets for live QPs: type and state decide before the transport. */
+static void qpnic_rx_qp_checks(struct kunit *test)
+{
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC, .send_cq = rx.cq, .recv_cq = rx.cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct qpnic_rx_spec send = { .opcode = QPNIC_SEND_ONLY, .pkey = 0xffff,
+				      .paylen = 64 };
+	struct qpnic_rx_spec ack = { .opcode = QPNIC_ACKNOWLEDGE, .pkey = 0xffff,
+				     .ext = QPNIC_AETH_LEN };
+	struct qpnic_rx_spec ud = { .opcode = QPNIC_UD_SEND_ONLY, .pkey = 0xffff,
+				    .ext = QPNIC_DETH_LEN, .paylen = 16 };
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(rx.pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	send.dqpn = qp->qp_num;
+	ack.dqpn = qp->qp_num;
+	ud.dqpn = qp->qp_num;
+	qpnic_rx_expect(test, &send, COUNTED("rx_drop_qp_state"));	/* RESET */
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	qpnic_rx_expect(test, &send, COUNTED("rx_drop_qp_state"));	/* INIT */
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	qpnic_rx_expect(test, &ud, COUNTED("rx_drop_qp_type"));
+	send.opcode = QPNIC_OPC_UC | QPNIC_SEND_ONLY;
+	qpnic_rx_expect(test, &send, COUNTED("rx_drop_qp_type"));
+	send.opcode = QPNIC_SEND_ONLY;
+	/* an RTR QP responds, but has sent nothing to be acknowledged */
+	qpnic_rx_expect(test, &ack, COUNTED("rx_drop_qp_state"));
+	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_drop_no_transport"));
+	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
+	qpnic_rx_expect(test, &ack, COUNTED("rx_packets", "rx_drop_no_transport"));
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	/* the number is free again: nobody to deliver to */
+	qpnic_rx_expect(test, &send, COUNTED("rx_drop_unknown_qp"));
+	/* QP1, ib_mad's GSI QP, takes UD sends */
+	ud.dqpn = 1;
+	qpnic_rx_expect(test, &ud, COUNTED("rx_packets", "rx_drop_no_transport"));
+}
+
+/* A packet on a netdev with no qpnic device is nobody's: nothing counts. */
+static void qpnic_rx_other_netdev(struct kunit *test)
+{
+	struct qpnic_rx_spec s = { .opcode = QPNIC_ACKNOWLEDGE, .pkey = 0xffff,
+				   .dqpn = 0xabcde, .ext = QPNIC_AETH_LEN };
+	u64 before = qpnic_rx_counter(test, "rx_drop_unknown_qp");
+
+	qpnic_rcv(qpnic_rx_build(test, &s, rx.other));
+	KUNIT_EXPECT_EQ(test, qpnic_rx_counter(test, "rx_drop_unknown_qp"), before);
+}
+
+static int qpnic_rx_suite_init(struct kunit_suite *suite)
+{
+	int err;
+
+	rx.ndev = qpnic_test_netdev_create("qprx%d");
+	if (IS_ERR(rx.ndev))
+		return PTR_ERR(rx.ndev);
+	rx.other = qpnic_test_netdev_create("qprxo%d");
+	if (IS_ERR(rx.other)) {
+		err = PTR_ERR(rx.other);
+		goto err_ndev;
+	}
+	err = qpnic_device_add("qpnic_rx%d", rx.ndev, &rx.ibdev);
+	if (err)
+		goto err_other;
+	rx.pd = ib_alloc_pd(rx.ibdev, 0);
+	if (IS_ERR(rx.pd)) {
+		err = PTR_ERR(rx.pd);
+		goto err_dev;
+	}
+	rx.cq = ib_create_cq(rx.ibdev, NULL, NULL, NULL,
+			     &(struct ib_cq_init_attr){ .cqe = 16 });
+	if (IS_ERR(rx.cq)) {
+		err = PTR_ERR(rx.cq);
+		goto err_pd;
+	}
+	return 0;
+
+err_pd:
+	ib_dealloc_pd(rx.pd);
+err_dev:
+	qpnic_device_remove(rx.ibdev);
+err_other:
+	qpnic_test_netdev_destroy(rx.other);
+err_ndev:
+	qpnic_test_netdev_destroy(rx.ndev);
+	return err;
+}
+
+static void qpnic_rx_suite_exit(struct kunit_suite *suite)
+{
+	ib_destroy_cq(rx.cq);
+	ib_dealloc_pd(rx.pd);
+	qpnic_device_remove(rx.ibdev);
+	qpnic_test_netdev_destroy(rx.other);
+	qpnic_test_netdev_destroy(rx.ndev);
+}
+
+static struct kunit_case qpnic_rx_cases[] = {
+	KUNIT_CASE(qpnic_rx_ref_icrc_matches_rxe),
+	KUNIT_CASE(qpnic_rx_bad_packets),
+	KUNIT_CASE(qpnic_rx_qp_checks),
+	KUNIT_CASE(qpnic_rx_other_netdev),
+	{}
+};
+
+static struct kunit_suite qpnic_rx_suite = {
+	.name = "qpnic_rx",
+	.suite_init = qpnic_rx_suite_init,
+	.suite_exit = qpnic_rx_suite_exit,
+	.test_cases = qpnic_rx_cases,
+};
+
+kunit_test_suite(qpnic_rx_suite);
