@@ -21,6 +21,8 @@ struct sk_buff;
 #define QPNIC_IMMDT_LEN		4
 #define QPNIC_IETH_LEN		4
 #define QPNIC_ICRC_LEN		4
+/* the longest header set: BTH + AtomicETH (no opcode carries more) */
+#define QPNIC_MAX_HDR_LEN	(QPNIC_BTH_LEN + QPNIC_ATMETH_LEN)
 
 /* What an opcode carries and does: one table builds and parses packets. */
 enum qpnic_op_flags {
@@ -118,6 +120,25 @@ struct qpnic_pkt {
 	bool ackreq;
 };
 
+/*
+ * The header fields of one packet, for building it: the BTH and every
+ * extension header its opcode carries (the others are ignored).
+ */
+struct qpnic_hdr_fields {
+	u8 opcode;
+	bool se, mig, ackreq;
+	u8 pad;
+	u16 pkey;
+	u32 dqpn, psn;
+	struct { u64 va; u32 rkey, len; } reth;
+	struct { u64 va, swap_add, compare; u32 rkey; } atmeth;
+	struct { u8 syndrome; u32 msn; } aeth;
+	u64 atmack_orig;
+	struct { u32 qkey, sqpn; } deth;
+	__be32 immdt;
+	u32 ieth_rkey;
+};
+
 /* 24-bit PSN difference a - b, as a signed distance (IBTA 9.7.1). */
 static inline s32 qpnic_psn_diff(u32 a, u32 b)
 {
@@ -128,6 +149,7 @@ u32 qpnic_opcode_flags(u8 opcode);
 u8 qpnic_opcode_hdr_len(u8 opcode);
 int qpnic_hdr_offset(u8 opcode, u32 hdr);
 int qpnic_pkt_parse(struct sk_buff *skb, struct qpnic_pkt *pkt);
+int qpnic_hdr_build(u8 *buf, const struct qpnic_hdr_fields *f);
 u32 qpnic_icrc(struct sk_buff *skb, unsigned int bth_offset);
 
 #endif /* QPNIC_WIRE_H */

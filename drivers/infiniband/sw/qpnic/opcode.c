@@ -126,3 +126,61 @@ int qpnic_pkt_parse(struct sk_buff *skb, struct qpnic_pkt *pkt)
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_pkt_parse, QPNIC_KUNIT);
+
+/*
+ * Write the BTH and the extension headers of @f->opcode, in wire order,
+ * at @buf (which has room for QPNIC_MAX_HDR_LEN bytes). Returns the bytes
+ * written, or -EINVAL for an opcode RoCEv2 does not define.
+ */
+int qpnic_hdr_build(u8 *buf, const struct qpnic_hdr_fields *f)
+{
+	u32 flags = qpnic_opcode_flags(f->opcode);
+	u8 *h = buf + QPNIC_BTH_LEN;
+
+	if (!flags)
+		return -EINVAL;
+	buf[0] = f->opcode;
+	buf[1] = (f->se ? QPNIC_BTH_SE : 0) | (f->mig ? QPNIC_BTH_MIG : 0) |
+		 ((f->pad << QPNIC_BTH_PAD_SHIFT) & QPNIC_BTH_PAD_MASK);
+	put_unaligned_be16(f->pkey, buf + 2);
+	put_unaligned_be32(f->dqpn & QPNIC_QPN_MASK, buf + 4);
+	put_unaligned_be32((f->ackreq ? QPNIC_BTH_ACKREQ << 24 : 0) |
+			   (f->psn & QPNIC_PSN_MASK), buf + 8);
+	if (flags & QPNIC_OP_DETH) {
+		put_unaligned_be32(f->deth.qkey, h);
+		put_unaligned_be32(f->deth.sqpn & QPNIC_QPN_MASK, h + 4);
+		h += QPNIC_DETH_LEN;
+	}
+	if (flags & QPNIC_OP_RETH) {
+		put_unaligned_be64(f->reth.va, h);
+		put_unaligned_be32(f->reth.rkey, h + 8);
+		put_unaligned_be32(f->reth.len, h + 12);
+		h += QPNIC_RETH_LEN;
+	}
+	if (flags & QPNIC_OP_ATMETH) {
+		put_unaligned_be64(f->atmeth.va, h);
+		put_unaligned_be32(f->atmeth.rkey, h + 8);
+		put_unaligned_be64(f->atmeth.swap_add, h + 12);
+		put_unaligned_be64(f->atmeth.compare, h + 20);
+		h += QPNIC_ATMETH_LEN;
+	}
+	if (flags & QPNIC_OP_AETH) {
+		put_unaligned_be32((u32)f->aeth.syndrome << 24 |
+				   (f->aeth.msn & 0xffffff), h);
+		h += QPNIC_AETH_LEN;
+	}
+	if (flags & QPNIC_OP_ATMACK) {
+		put_unaligned_be64(f->atmack_orig, h);
+		h += QPNIC_ATMACK_LEN;
+	}
+	if (flags & QPNIC_OP_IMMDT) {
+		memcpy(h, &f->immdt, QPNIC_IMMDT_LEN);
+		h += QPNIC_IMMDT_LEN;
+	}
+	if (flags & QPNIC_OP_IETH) {
+		put_unaligned_be32(f->ieth_rkey, h);
+		h += QPNIC_IETH_LEN;
+	}
+	return h - buf;
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_hdr_build, QPNIC_KUNIT);
