@@ -89,26 +89,14 @@ static struct sk_buff *qpnic_rx_build(struct kunit *test,
 	size_t len = 20 + udplen;
 	struct sk_buff *skb;
 	struct iphdr *iph;
-	struct udphdr *uh;
 	u8 *bth;
 
 	skb = alloc_skb(len + NET_IP_ALIGN, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	skb_reserve(skb, NET_IP_ALIGN);
 	iph = skb_put_zero(skb, len);
-	iph->version = 4;
-	iph->ihl = 5;
-	iph->tot_len = htons(len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = 64;
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = htonl(0x0a000002);
-	iph->daddr = htonl(0x0a000001);
-	uh = (struct udphdr *)(iph + 1);
-	uh->source = htons(0xc123);
-	uh->dest = htons(4791);
-	uh->len = htons(udplen);
-	bth = (u8 *)(uh + 1);
+	qpnic_test_ipv4_udp(iph, len, 0x0a000002, 0x0a000001, 0xc123);
+	bth = (u8 *)iph + sizeof(*iph) + sizeof(struct udphdr);
 	bth[0] = s->opcode;
 	bth[1] = s->bth_flags;
 	put_unaligned_be16(s->pkey, bth + 2);

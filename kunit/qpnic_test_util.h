@@ -8,9 +8,40 @@
 #define QPNIC_TEST_UTIL_H
 
 #include <linux/etherdevice.h>
+#include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/udp.h>
+#include <net/ip.h>
 #include <rdma/ib_verbs.h>
+
+/*
+ * The IPv4 and UDP headers of a RoCEv2 packet of @len bytes at @buf, as a
+ * sender puts them on the wire: DF, TTL 64, TOS 0, ID 0, to port 4791,
+ * checksums 0 (the ICRC masks them).
+ */
+static inline void qpnic_test_ipv4_udp(void *buf, size_t len, u32 saddr,
+				       u32 daddr, u16 sport)
+{
+	struct iphdr *iph = buf;
+	struct udphdr *uh = (struct udphdr *)(iph + 1);
+
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tos = 0;
+	iph->id = 0;
+	iph->tot_len = htons(len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	iph->saddr = htonl(saddr);
+	iph->daddr = htonl(daddr);
+	uh->source = htons(sport);
+	uh->dest = htons(4791);
+	uh->len = htons(len - sizeof(*iph));
+	uh->check = 0;
+}
 
 static inline netdev_tx_t qpnic_test_xmit(struct sk_buff *skb, struct net_device *ndev)
 {

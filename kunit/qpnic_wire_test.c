@@ -16,6 +16,8 @@
 #include <asm/unaligned.h>
 #include <qpnic/wire.h>
 
+#include "qpnic_test_util.h"
+
 MODULE_IMPORT_NS(QPNIC_KUNIT);
 
 /* A packet from its first header on, and where its headers start. */
@@ -110,23 +112,8 @@ static struct sk_buff *qpnic_wire_skb(struct kunit *test,
 	buf = kunit_kzalloc(test, len, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_EQ(test, qpnic_wire_unhex(p->hex, buf + hdrs), (int)hexlen);
-	if (p->udp_payload_only) {
-		struct iphdr *iph = (struct iphdr *)buf;
-		struct udphdr *uh = (struct udphdr *)(iph + 1);
-
-		iph->version = 4;
-		iph->ihl = 5;
-		iph->tot_len = htons(len);
-		iph->frag_off = htons(IP_DF);
-		iph->ttl = 64;
-		iph->protocol = IPPROTO_UDP;
-		iph->saddr = htonl(0x0a090002);
-		iph->daddr = htonl(0x0a090001);
-		iph->check = 0;
-		uh->source = htons(4791);
-		uh->dest = htons(4791);
-		uh->len = htons(len - sizeof(*iph));
-	}
+	if (p->udp_payload_only)
+		qpnic_test_ipv4_udp(buf, len, 0x0a090002, 0x0a090001, 4791);
 	*bth_off = (p->ipv6 ? 40 : 20) + sizeof(struct udphdr);
 
 	linear = frag_payload ? min(len, (size_t)*bth_off + 40) : len;
