@@ -204,6 +204,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 	.dealloc_ucontext = qpnic_dealloc_ucontext,
 	.disassociate_ucontext = qpnic_disassociate_ucontext,
 	.dereg_mr = qpnic_dereg_mr,
+	.fill_res_qp_entry = qpnic_fill_res_qp_entry,
 	.destroy_ah = qpnic_destroy_ah,
 	.destroy_cq = qpnic_destroy_cq,
 	.destroy_qp = qpnic_destroy_qp,

@@ -6,6 +6,7 @@
 #include <linux/log2.h>
 #include <linux/overflow.h>
 #include <rdma/ib_cache.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "qpnic.h"
@@ -657,6 +658,43 @@ int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	init->qp_type = ibqp->qp_type;
 	init->port_num = ibqp->port;
+	return 0;
+}
+
+static u32 qpnic_wq_queued(struct qpnic_wq *wq)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	n = qpnic_queue_count(&wq->queue);
+	spin_unlock_irqrestore(&wq->lock, flags);
+	return n;
+}
+
+/*
+ * `rdma res show qp -dd`: the driver's view of a QP's queues, next to the
+ * PSNs and state the core reports from query_qp.
+ */
+int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct qpnic_qp *qp = to_qqp(ibqp);
+	u32 sq = qpnic_wq_queued(&qp->sq), rq = 0;
+	struct nlattr *table;
+
+	if (!ibqp->srq)
+		rq = qpnic_wq_queued(&qp->rq);
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "sq_queued", sq) ||
+	    rdma_nl_put_driver_u32(msg, "sq_depth", qp->sq.max_wr) ||
+	    rdma_nl_put_driver_u32(msg, "rq_queued", rq) ||
+	    rdma_nl_put_driver_u32(msg, "rq_depth", qp->rq.max_wr)) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 
