@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # usage: peer.sh a|b -- one end of a two-guest link (scripts/run-pair.sh):
 # address eth0 as 10.1.0.1 (a) or 10.1.0.2 (b) and exchange UDP datagrams
-# with the other guest, proving the wire between the two QEMUs.
+# with the other guest, proving the wire between the two QEMUs; then B
+# sends RoCEv2 packets to A's qpnic device on the virtio NIC.
 . /opt/qpnic/guest/lib.sh
 role=$1
 # (built in on the test kernel, modules on the stock one)
@@ -43,6 +44,57 @@ PY
 modprobe qpnic
 rdma link add qpnicp type qpnic netdev eth0
 check "peer $role: qpnicp's parent device lists eth0" test -e /sys/class/infiniband/qpnicp/device/net/eth0
+# RoCEv2 over the virtio NIC: B sends A hand-built packets from a plain UDP
+# socket (5 with a good ICRC for an unknown QP, 5 with a bad one) once A
+# says its device is up; A's counters must show exactly those.
+check "peer $role: RoCEv2 packets cross the link and are counted" python3 - "$role" "$me" "$peer" <<'PY'
+import importlib.util, socket, struct, sys, time
+role, me, peer = sys.argv[1:4]
+spec = importlib.util.spec_from_file_location('inject', '/opt/qpnic/guest/roce_inject.py')
+inject = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(inject)
+hw = '/sys/class/infiniband/qpnicp/ports/1/hw_counters/'
+def counter(name):
+    return int(open(hw + name).read())
+ctl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+ctl.bind((me, 5556))
+ctl.settimeout(0.5)
+deadline = time.time() + 60
+if role == 'a':
+    want = {'rx_drop_unknown_qp': 5, 'rx_icrc_errors': 5}
+    while time.time() < deadline:
+        ctl.sendto(b'ready', (peer, 5556))
+        if all(counter(k) >= v for k, v in want.items()):
+            break
+        time.sleep(0.5)
+    time.sleep(1)  # (nothing more may arrive)
+    got = {k: counter(k) for k in want}
+    print('@@ peer a counters', got)
+    sys.exit(0 if got == want else 1)
+while time.time() < deadline:
+    try:
+        if ctl.recvfrom(16)[0] == b'ready':
+            break
+    except socket.timeout:
+        pass
+else:
+    sys.exit(1)
+# An unconnected UDP socket with DF sends IP ID 0: the ICRC can be known here.
+tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+tx.setsockopt(socket.IPPROTO_IP, 10, 2)  # IP_MTU_DISCOVER = IP_PMTUDISC_DO
+tx.bind((me, 40000))
+for kind in ('good', 'bad_icrc'):
+    pkt = inject.frame(kind, b'\0' * 6, b'\0' * 6, me, peer)
+    ip, udp = bytearray(pkt[14:34]), bytearray(pkt[34:42])
+    udp[0:2] = struct.pack('!H', 40000)
+    roce = pkt[42:-4]
+    icrc = inject.icrc(bytes(ip), bytes(udp), roce)
+    if kind == 'bad_icrc':
+        icrc = bytes([icrc[0] ^ 1]) + icrc[1:]
+    for _ in range(5):
+        tx.sendto(roce + icrc, (peer, 4791))
+sys.exit(0)
+PY
 rdma link delete qpnicp
 rmmod qpnic
 exit 0
