@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * RoCEv2 header access for the transport: field accessors on a packet's
- * BTH and extension headers (big-endian on the wire), located through the
- * opcode table (opcode.c).
+ * RoCEv2 header access for the transport: header lengths and the BTH
+ * fields the receive path reads (big-endian on the wire). Extension
+ * headers are located through the opcode table (opcode.c).
  */
 #ifndef QPNIC_HDR_H
 #define QPNIC_HDR_H
@@ -36,67 +36,6 @@ static inline u32 qpnic_bth_dqpn(const u8 *bth)
 static inline u32 qpnic_bth_psn(const u8 *bth)
 {
 	return get_unaligned_be32(bth + 8) & QPNIC_PSN_MASK;
-}
-
-/* Extension header fields; @h points at that header. */
-static inline u64 qpnic_reth_va(const u8 *h)
-{
-	return get_unaligned_be64(h);
-}
-
-static inline u32 qpnic_reth_rkey(const u8 *h)
-{
-	return get_unaligned_be32(h + 8);
-}
-
-static inline u32 qpnic_reth_len(const u8 *h)
-{
-	return get_unaligned_be32(h + 12);
-}
-
-static inline u8 qpnic_aeth_syndrome(const u8 *h)
-{
-	return h[0];
-}
-
-static inline u32 qpnic_aeth_msn(const u8 *h)
-{
-	return get_unaligned_be32(h) & 0xffffff;
-}
-
-static inline u64 qpnic_atmeth_va(const u8 *h)
-{
-	return get_unaligned_be64(h);
-}
-
-static inline u32 qpnic_atmeth_rkey(const u8 *h)
-{
-	return get_unaligned_be32(h + 8);
-}
-
-static inline u64 qpnic_atmeth_swap_add(const u8 *h)
-{
-	return get_unaligned_be64(h + 12);
-}
-
-static inline u64 qpnic_atmeth_compare(const u8 *h)
-{
-	return get_unaligned_be64(h + 20);
-}
-
-static inline u64 qpnic_atmack_orig(const u8 *h)
-{
-	return get_unaligned_be64(h);
-}
-
-static inline u32 qpnic_deth_qkey(const u8 *h)
-{
-	return get_unaligned_be32(h);
-}
-
-static inline u32 qpnic_deth_sqpn(const u8 *h)
-{
-	return get_unaligned_be32(h + 4) & QPNIC_QPN_MASK;
 }
 
 #endif /* QPNIC_HDR_H */

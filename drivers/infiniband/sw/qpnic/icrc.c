@@ -14,8 +14,6 @@
 #include <linux/udp.h>
 #include <qpnic/wire.h>
 
-#include "hdr.h"
-
 static __wsum qpnic_crc32_update(const void *buf, int len, __wsum crc)
 {
 	return (__force __wsum)crc32_le((__force u32)crc, buf, len);

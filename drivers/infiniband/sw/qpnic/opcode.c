@@ -72,12 +72,18 @@ int qpnic_hdr_offset(u8 opcode, u32 hdr)
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_hdr_offset, QPNIC_KUNIT);
 
+/* BTH plus the extension headers an opcode with @flags carries. */
+static u8 qpnic_flags_hdr_len(u32 flags)
+{
+	return QPNIC_BTH_LEN + qpnic_ext_len(flags & QPNIC_OP_HDRS);
+}
+
 /* BTH plus extension headers of @opcode; 0 for an undefined opcode. */
 u8 qpnic_opcode_hdr_len(u8 opcode)
 {
 	u32 flags = qpnic_opcode_flags(opcode);
 
-	return flags ? QPNIC_BTH_LEN + qpnic_ext_len(flags & QPNIC_OP_HDRS) : 0;
+	return flags ? qpnic_flags_hdr_len(flags) : 0;
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_opcode_hdr_len, QPNIC_KUNIT);
 
@@ -104,7 +110,7 @@ int qpnic_pkt_parse(struct sk_buff *skb, struct qpnic_pkt *pkt)
 		return -EOPNOTSUPP;
 	if (bth[1] & QPNIC_BTH_TVER_MASK)
 		return -EPROTONOSUPPORT;
-	hdr_len = qpnic_opcode_hdr_len(qpnic_bth_opcode(bth));
+	hdr_len = qpnic_flags_hdr_len(flags);
 	pad = (bth[1] & QPNIC_BTH_PAD_MASK) >> QPNIC_BTH_PAD_SHIFT;
 	tail = (u32)hdr_len + pad + QPNIC_ICRC_LEN;
 	if (skb->len < tail || (!(flags & QPNIC_OP_PAYLOAD) && skb->len != tail))

@@ -265,7 +265,6 @@ static inline void qpnic_count(struct qpnic_dev *qdev, enum qpnic_counter id)
 extern const struct ib_device_ops qpnic_stats_ops;
 int qpnic_counters_init(struct qpnic_dev *qdev);
 void qpnic_counters_free(struct qpnic_dev *qdev);
-u64 qpnic_counter_read(struct qpnic_dev *qdev, enum qpnic_counter id);
 
 /* net.c */
 int qpnic_net_init(void);

@@ -34,7 +34,7 @@ void qpnic_counters_free(struct qpnic_dev *qdev)
 	qdev->counters = NULL;
 }
 
-u64 qpnic_counter_read(struct qpnic_dev *qdev, enum qpnic_counter id)
+static u64 qpnic_counter_read(struct qpnic_dev *qdev, enum qpnic_counter id)
 {
 	u64 sum = 0;
 	int cpu;
