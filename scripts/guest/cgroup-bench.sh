@@ -27,16 +27,6 @@ stats() {
 		"$(stat_of pagetables) $(stat_of anon)"
 }
 
-# wait_for PATTERN PID: until $out has PATTERN (600 s), or PID is gone
-wait_for() {
-	for _ in $(seq 1200); do
-		grep -q "$1" "$out" && return 0
-		kill -0 "$2" 2>/dev/null || { grep -q "$1" "$out"; return; }
-		sleep 0.5
-	done
-	return 1
-}
-
 if grep -qw cgroup2 /proc/filesystems &&
 	! awk -v m=$CG '$2 == m && $3 == "cgroup2" {f = 1} END {exit !f}' /proc/mounts; then
 	mount -t cgroup2 none $CG
@@ -57,10 +47,10 @@ pid=$!
 trap '' PIPE
 exec 7>$fifo
 c0="" c1=""
-if wait_for '^cg_flood: ready' $pid; then
+if wait_for '^cg_flood: ready' $out $pid 600; then
 	c0=$(cat $cg/memory.current) s0=$(stats)
 	echo >&7
-	if wait_for '^cg_flood: kind=' $pid; then
+	if wait_for '^cg_flood: kind=' $out $pid 600; then
 		c1=$(cat $cg/memory.current) s1=$(stats)
 	fi
 fi

@@ -197,16 +197,6 @@ memory_tests() {
 	rmdir $CG/qpwarm
 }
 
-# wait_for PATTERN FILE PID: until FILE has PATTERN (60 s), or PID is gone
-wait_for() {
-	for _ in $(seq 300); do
-		grep -q "$1" "$2" && return 0
-		kill -0 "$3" 2>/dev/null || { grep -q "$1" "$2"; return; }
-		sleep 0.2
-	done
-	return 1
-}
-
 rdma_tests() {
 	local cg=$CG/qprdma out=/tmp/cg-rdma.out names pid rc held after
 	local setup created err alive freed
@@ -225,8 +215,8 @@ rdma_tests() {
 	# (a writer to a FIFO whose reader died gets EPIPE, not a fatal SIGPIPE)
 	trap '' PIPE
 	exec 8>/tmp/cg-rdma.in
-	wait_for '^cg_flood: ready' "$out" $pid && echo >&8
-	wait_for '^cg_flood: kind=' "$out" $pid
+	wait_for '^cg_flood: ready' "$out" $pid 60 && echo >&8
+	wait_for '^cg_flood: kind=' "$out" $pid 60
 	held=$(grep "^$dev " "$cg/rdma.current")
 	echo >&8
 	exec 8>&-

@@ -42,6 +42,18 @@ qpnic_down() {
 	rmmod qpnic
 }
 
+# wait_for PATTERN FILE PID SECONDS: until FILE has a line matching
+# PATTERN, or PID (the process writing FILE) is gone, or SECONDS pass.
+wait_for() {
+	local i
+	for i in $(seq $(($4 * 5))); do
+		grep -q "$1" "$2" && return 0
+		kill -0 "$3" 2>/dev/null || { grep -q "$1" "$2"; return; }
+		sleep 0.2
+	done
+	return 1
+}
+
 # The first RoCEv2 GID index of device $1 holding IPv4 address $2.
 gid_index() {
 	ibv_devinfo -v -d "$1" | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1
