@@ -574,26 +574,27 @@ static void qpnic_test_send_capacity(struct kunit *test)
 	struct ib_qp_init_attr attr = qpnic_test_attr(ctx, IB_QPT_RC);
 	const struct ib_send_wr *bad;
 	struct ib_sge sge[33] = {};	/* max_send_sge + 1 at most */
-	struct ib_send_wr wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = sge };
+	/* an RDMA opcode comes in an ib_rdma_wr: the driver reads all of it */
+	struct ib_rdma_wr wr = { .wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = sge } };
 	struct ib_qp *qp;
 
 	attr.cap.max_send_wr = 20;
 	qp = qpnic_test_create(test, &attr);
-	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
 	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
-	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
 	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
-	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
 	KUNIT_EXPECT_EQ(test, qpnic_post_sends(qp, attr.cap.max_send_wr),
 			attr.cap.max_send_wr);
 	/* the queue is full: one more is ENOMEM, and bad_wr points at it */
 	bad = NULL;
-	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -ENOMEM);
-	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&wr);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(test, bad, &wr.wr);
 	/* a WR with too many SGEs is EINVAL, whatever the queue's fill */
-	wr.num_sge = attr.cap.max_send_sge + 1;
-	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
+	wr.wr.num_sge = attr.cap.max_send_sge + 1;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
 }
 

@@ -138,6 +138,7 @@ static const char *const qpnic_rx_counter_names[] = {
 	"rx_packets", "rx_icrc_errors", "rx_drop_malformed",
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
 	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_no_transport",
+	"rx_drop_bad_qkey", "rx_drop_no_recv_wqe",
 };
 
 /* Receive @s and expect exactly the counters in @bumped to rise by one. */
@@ -230,9 +231,9 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
 	/* the number is free again: nobody to deliver to */
 	qpnic_rx_expect(test, &send, COUNTED("rx_drop_unknown_qp"));
-	/* QP1, ib_mad's GSI QP, takes UD sends */
+	/* QP1, ib_mad's GSI QP, takes UD sends, with the GSI Q_Key only */
 	ud.dqpn = 1;
-	qpnic_rx_expect(test, &ud, COUNTED("rx_packets", "rx_drop_no_transport"));
+	qpnic_rx_expect(test, &ud, COUNTED("rx_packets", "rx_drop_bad_qkey"));
 }
 
 /* A packet on a netdev with no qpnic device is nobody's: nothing counts. */

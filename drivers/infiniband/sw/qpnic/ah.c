@@ -63,6 +63,9 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		err = -ENOMEM;
 		goto err_count;
 	}
+	err = qpnic_av_init(qdev, &ah->av, init->ah_attr);
+	if (err)
+		goto err_reserved;
 	rdma_copy_ah_attr(&ah->attr, init->ah_attr);
 	if (udata && udata->outlen >= sizeof(resp)) {
 		resp.ah_num = ah->ah_num;
@@ -80,10 +83,25 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 err_num:
 	rdma_destroy_ah_attr(&ah->attr);
+err_reserved:
 	xa_erase_irq(&qdev->ahs, ah->ah_num);
 err_count:
 	atomic_dec(&qdev->num_ah);
 	return err;
+}
+
+/* Copy the address of AH @ah_num, from any context; -ENOENT if there is none. */
+int qpnic_ah_av(struct qpnic_dev *qdev, u32 ah_num, struct qpnic_av *av)
+{
+	struct qpnic_ah *ah;
+	unsigned long flags;
+
+	xa_lock_irqsave(&qdev->ahs, flags);
+	ah = xa_load(&qdev->ahs, ah_num);
+	if (ah)
+		*av = ah->av;
+	xa_unlock_irqrestore(&qdev->ahs, flags);
+	return ah ? 0 : -ENOENT;
 }
 
 int qpnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)

@@ -174,6 +174,7 @@ static void qpnic_dealloc_driver(struct ib_device *ibdev)
 	mutex_lock(&qpnic_devices_lock);
 	list_del_init(&qdev->list);
 	mutex_unlock(&qpnic_devices_lock);
+	qpnic_loopback_stop(qdev);
 	qpnic_counters_free(qdev);
 	qpnic_mcast_cleanup(qdev);
 	WARN_ON(!xa_empty(&qdev->qps) || !xa_empty(&qdev->mrs) ||
@@ -351,6 +352,9 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	mutex_init(&qdev->mcast_lock);
 	INIT_LIST_HEAD(&qdev->mcast_groups);
+	skb_queue_head_init(&qdev->loopback_q);
+	INIT_WORK(&qdev->loopback_work, qpnic_loopback_work);
+	qdev->mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(ndev->mtu)));
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;

@@ -4,9 +4,13 @@
  * netdev events that follow a device through its life.
  */
 #include <linux/module.h>
+#include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 
 #include "qpnic.h"
+
+/* The transport's deferred work: requester runs, loopback delivery, flushes. */
+struct workqueue_struct *qpnic_wq;
 
 static int qpnic_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -42,6 +46,10 @@ static int qpnic_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UNREGISTER:
 		ib_unregister_device_queued(ibdev);
 		break;
+	case NETDEV_CHANGEMTU:
+		WRITE_ONCE(to_qdev(ibdev)->mtu,
+			   ib_mtu_enum_to_int(iboe_get_mtu(ndev->mtu)));
+		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
@@ -68,18 +76,25 @@ static int __init qpnic_init(void)
 		pr_err("qpnic: max_qp=%u, must be 2..%u\n", qpnic_max_qp, QPNIC_MAX_QP);
 		return -EINVAL;
 	}
+	qpnic_wq = alloc_workqueue("qpnic", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!qpnic_wq)
+		return -ENOMEM;
 	err = qpnic_net_init();
 	if (err)
-		return err;
+		goto err_wq;
 	err = register_netdevice_notifier(&qpnic_netdev_notifier);
 	if (err) {
 		pr_err("qpnic: netdev notifier registration failed %d\n", err);
 		qpnic_net_exit();
-		return err;
+		goto err_wq;
 	}
 	rdma_link_register(&qpnic_link_ops);
 	pr_info("qpnic: loaded; add a device with `rdma link add NAME type qpnic netdev IFACE`\n");
 	return 0;
+
+err_wq:
+	destroy_workqueue(qpnic_wq);
+	return err;
 }
 
 static void __exit qpnic_exit(void)
@@ -88,6 +103,7 @@ static void __exit qpnic_exit(void)
 	unregister_netdevice_notifier(&qpnic_netdev_notifier);
 	qpnic_remove_all();
 	qpnic_net_exit();
+	destroy_workqueue(qpnic_wq);
 }
 
 module_init(qpnic_init);

@@ -2,8 +2,25 @@
 /*
  * The RoCEv2 UDP port. One tunnel socket per address family in init_net
  * owns port 4791 and hands every packet to the receive path (recv.c).
+ *
+ * Transmit: an address vector is resolved once (source GID's netdev,
+ * network type, whether the destination is this device) when an AH or a
+ * connected QP's path is set; each packet is routed through the kernel's
+ * IPv4/IPv6 tables (neighbour resolution and VLANs come with the route),
+ * gets its UDP and IP headers and the ICRC, and leaves through
+ * ip_local_out()/ip6_local_out(). A packet to a GID of the sending device
+ * skips the IP stack (it would deliver it through lo, where no qpnic
+ * device is) and reaches the receive path from a work item, so no
+ * transport code ever runs nested inside another's locks.
  */
+#include <linux/ip.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_cache.h>
 
 #include "qpnic.h"
 
@@ -14,6 +31,223 @@ static int qpnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	qpnic_rcv(skb);
 	return 0;
+}
+
+/*
+ * Resolve @attr (checked by qpnic_check_ah_attr) into @av. Process or
+ * atomic context (create_ah may be atomic).
+ */
+int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
+		  const struct rdma_ah_attr *attr)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
+	const struct ib_gid_attr *sgid_attr = grh->sgid_attr;
+	const struct ib_gid_attr *local;
+	struct net_device *ndev;
+
+	memset(av, 0, sizeof(*av));
+	av->sgid = sgid_attr->gid;
+	av->dgid = grh->dgid;
+	av->flow_label = grh->flow_label;
+	av->tclass = grh->traffic_class;
+	av->hop_limit = grh->hop_limit ?: 64;
+	av->network_type = rdma_gid_attr_network_type(sgid_attr);
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
+	if (!IS_ERR(ndev))
+		av->ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	if (IS_ERR(ndev)) {
+		ibdev_dbg(&qdev->ibdev, "av: sgid_index %u has no netdev (%ld)\n",
+			  grh->sgid_index, PTR_ERR(ndev));
+		return PTR_ERR(ndev);
+	}
+	if (av->network_type == RDMA_NETWORK_IPV4 &&
+	    !ipv6_addr_v4mapped((struct in6_addr *)av->dgid.raw)) {
+		ibdev_dbg(&qdev->ibdev, "av: IPv4 source GID, destination %pI6 is not IPv4\n",
+			  av->dgid.raw);
+		return -EINVAL;
+	}
+	local = rdma_find_gid_by_port(&qdev->ibdev, &av->dgid,
+				      IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (!IS_ERR(local)) {
+		av->loopback = true;
+		rdma_put_gid_attr(local);
+	}
+	return 0;
+}
+
+static struct dst_entry *qpnic_route4(const struct qpnic_av *av)
+{
+	struct flowi4 fl = {
+		.flowi4_oif = av->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.flowi4_tos = RT_TOS(av->tclass),
+	};
+	struct rtable *rt;
+
+	memcpy(&fl.saddr, &av->sgid.raw[12], 4);
+	memcpy(&fl.daddr, &av->dgid.raw[12], 4);
+	rt = ip_route_output_key(&init_net, &fl);
+	return IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
+}
+
+static struct dst_entry *qpnic_route6(const struct qpnic_av *av)
+{
+	struct flowi6 fl6 = {
+		.flowi6_oif = av->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+
+	if (!IS_ENABLED(CONFIG_IPV6) || !qpnic_sock6)
+		return ERR_PTR(-EAFNOSUPPORT);
+	memcpy(&fl6.saddr, av->sgid.raw, sizeof(fl6.saddr));
+	memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
+	return ipv6_stub->ipv6_dst_lookup_flow(&init_net, qpnic_sock6->sk,
+					       &fl6, NULL);
+}
+
+static unsigned int qpnic_ip_hdr_len(const struct qpnic_av *av)
+{
+	return av->network_type == RDMA_NETWORK_IPV4 ? sizeof(struct iphdr) :
+						       sizeof(struct ipv6hdr);
+}
+
+/*
+ * An skb for a packet of @len bytes (BTH to ICRC) to @av, routed, with
+ * room for the link, IP and UDP headers; skb->data is where the BTH goes
+ * and nothing is put yet. NULL when there is no route or no memory (both
+ * counted): the caller treats the packet as lost on the wire.
+ */
+struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
+				const struct qpnic_av *av, unsigned int len)
+{
+	unsigned int hdrs = qpnic_ip_hdr_len(av) + sizeof(struct udphdr);
+	struct dst_entry *dst = NULL;
+	unsigned int headroom = hdrs;
+	struct sk_buff *skb;
+
+	if (!av->loopback) {
+		dst = av->network_type == RDMA_NETWORK_IPV4 ? qpnic_route4(av) :
+							      qpnic_route6(av);
+		if (IS_ERR(dst)) {
+			qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_ROUTE);
+			return NULL;
+		}
+		headroom += LL_RESERVED_SPACE(dst->dev);
+	}
+	skb = alloc_skb(headroom + len, GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb) {
+		dst_release(dst);
+		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_MEM);
+		return NULL;
+	}
+	skb_reserve(skb, headroom);
+	if (dst)
+		skb_dst_set(skb, dst);
+	return skb;
+}
+
+static void qpnic_push_udp_ip(const struct qpnic_av *av, struct sk_buff *skb,
+			      u16 sport)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(QPNIC_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;		/* RoCEv2 relies on the ICRC */
+
+	if (av->network_type == RDMA_NETWORK_IPV4) {
+		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) >> 2;
+		iph->tos = av->tclass;
+		iph->tot_len = htons(skb->len);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = av->hop_limit;
+		iph->protocol = IPPROTO_UDP;
+		memcpy(&iph->saddr, &av->sgid.raw[12], 4);
+		memcpy(&iph->daddr, &av->dgid.raw[12], 4);
+		iph->id = 0;
+		if (skb_dst(skb))
+			__ip_select_ident(&init_net, iph, 1);
+		ip_send_check(iph);
+		skb->protocol = htons(ETH_P_IP);
+	} else {
+		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6h, av->tclass, htonl(av->flow_label));
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = av->hop_limit;
+		memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
+		memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
+		skb->protocol = htons(ETH_P_IPV6);
+	}
+}
+
+/*
+ * Send the packet qpnic_skb_alloc() gave: skb->data at the BTH, the
+ * packet put up to and including the ICRC's place. Consumes the skb.
+ * BH context or process context.
+ */
+void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
+		    struct sk_buff *skb, u16 sport)
+{
+	unsigned int iplen = qpnic_ip_hdr_len(av);
+	__le32 icrc;
+
+	qpnic_push_udp_ip(av, skb, sport);
+	icrc = cpu_to_le32(qpnic_icrc(skb, iplen + sizeof(struct udphdr)));
+	memcpy(skb_tail_pointer(skb) - QPNIC_ICRC_LEN, &icrc, sizeof(icrc));
+	qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
+
+	if (av->loopback) {
+		/* the receive path takes the packet at its UDP header */
+		__skb_pull(skb, iplen);
+		skb_queue_tail(&qdev->loopback_q, skb);
+		queue_work(qpnic_wq, &qdev->loopback_work);
+		return;
+	}
+	skb->ip_summed = CHECKSUM_NONE;
+	if (av->network_type == RDMA_NETWORK_IPV4) {
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		ip_local_out(&init_net, NULL, skb);
+	} else {
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		ip6_local_out(&init_net, NULL, skb);
+	}
+}
+
+/* Deliver the device's loopback packets, BH off as on the wire path. */
+void qpnic_loopback_work(struct work_struct *work)
+{
+	struct qpnic_dev *qdev = container_of(work, struct qpnic_dev,
+					      loopback_work);
+	struct sk_buff *skb;
+	int budget = 256;
+
+	while (budget-- && (skb = skb_dequeue(&qdev->loopback_q))) {
+		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
+		local_bh_disable();
+		qpnic_rcv_dev(qdev, skb);
+		local_bh_enable();
+	}
+	if (!skb_queue_empty(&qdev->loopback_q))
+		queue_work(qpnic_wq, &qdev->loopback_work);
+}
+
+/* Device teardown: no loopback packet is delivered after this. */
+void qpnic_loopback_stop(struct qpnic_dev *qdev)
+{
+	cancel_work_sync(&qdev->loopback_work);
+	skb_queue_purge(&qdev->loopback_q);
 }
 
 static struct socket *qpnic_udp_open(bool ipv6)

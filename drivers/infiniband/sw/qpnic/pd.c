@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Protection domains and memory regions. */
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "qpnic.h"
 
@@ -132,6 +133,29 @@ struct ib_mr *qpnic_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/* The umem's pages in order, so a byte offset finds its page at once. */
+static int qpnic_mr_map_pages(struct qpnic_dev *qdev, struct qpnic_mr *mr)
+{
+	size_t npages = ib_umem_num_pages(mr->umem);
+	struct sg_page_iter piter;
+	size_t i = 0;
+
+	mr->pages = kvcalloc(npages, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &piter, 0) {
+		if (i == npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&piter);
+	}
+	if (i != npages) {
+		ibdev_dbg(&qdev->ibdev, "reg_user_mr: umem has %zu of %zu pages\n",
+			  i, npages);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
 {
@@ -159,8 +183,9 @@ struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->umem = umem;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	err = qpnic_mr_publish(qdev, mr);
+	err = qpnic_mr_map_pages(qdev, mr) ?: qpnic_mr_publish(qdev, mr);
 	if (err) {
+		kvfree(mr->pages);
 		qpnic_mr_free(qdev, mr);
 		ib_umem_release(umem);
 		return ERR_PTR(err);
@@ -177,6 +202,7 @@ int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	xa_erase_irq(&qdev->mrs, mr->index);
 	qpnic_mr_put(mr);
 	wait_for_completion(&mr->released);
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 	kfree(mr);
 	atomic_dec(&qdev->num_mr);

@@ -242,6 +242,8 @@ void qpnic_qp_put(struct qpnic_qp *qp)
 		complete(&qp->released);
 }
 
+static void qpnic_qp_err_work(struct work_struct *work);
+
 int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -273,6 +275,8 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	INIT_WORK(&qp->req.work, qpnic_req_work);
+	INIT_WORK(&qp->err_work, qpnic_qp_err_work);
 
 	err = qpnic_qp_alloc_qpn(qdev, qp, init->qp_type);
 	if (err)
@@ -280,6 +284,14 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = qpnic_qp_init_queues(qdev, qp, init, udata, &resp);
 	if (err)
 		goto err_qpn;
+	qp->resp.wqe = kmalloc(struct_size(qp->resp.wqe, sge,
+					   init->srq ? to_qsrq(init->srq)->max_sge :
+						       qp->rq.max_sge),
+			       udata ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (!qp->resp.wqe) {
+		err = -ENOMEM;
+		goto err_queues;
+	}
 	if (udata) {
 		err = qpnic_copy_resp(qdev, udata, &resp, sizeof(resp), "create_qp");
 		if (err)
@@ -291,6 +303,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_queues:
+	kfree(qp->resp.wqe);
 	qpnic_qp_free_queues(qp);
 err_qpn:
 	qpnic_qp_free_qpn(qdev, qp);
@@ -308,12 +321,16 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qpnic_qp_free_qpn(qdev, qp);
 	qpnic_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/* Nothing can queue them any more: the poster is the caller. */
+	cancel_work_sync(&qp->req.work);
+	cancel_work_sync(&qp->err_work);
 	/* A kernel CQ entry must not outlive the QP it points to. */
 	if (!qp->user) {
 		qpnic_cq_purge_qp(to_qcq(ibqp->send_cq), ibqp);
 		if (ibqp->recv_cq != ibqp->send_cq)
 			qpnic_cq_purge_qp(to_qcq(ibqp->recv_cq), ibqp);
 	}
+	kfree(qp->resp.wqe);
 	qpnic_qp_free_queues(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	mutex_destroy(&qp->state_lock);
@@ -321,7 +338,7 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-static enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode)
+enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode)
 {
 	switch (opcode) {
 	case IB_WR_RDMA_WRITE:
@@ -415,11 +432,24 @@ static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 		qpnic_cq_notify(cq);
 }
 
-/* Posting paths read the state under their queue lock. */
-static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state)
+/*
+ * Posting paths and the transport read the state under the queue locks.
+ * The requester starts at the SQ's head with sq_psn on entering RTS.
+ */
+static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
+			       const struct qpnic_av *av)
 {
 	spin_lock_irq(&qp->sq.lock);
 	spin_lock(&qp->rq.lock);
+	if (state == IB_QPS_RTS && qp->state != IB_QPS_RTS &&
+	    qp->state != IB_QPS_SQD) {
+		qp->req.next = qp->sq.queue.cons;
+		qp->req.psn = qp->attr.sq_psn;
+	}
+	if (state == IB_QPS_RTR && qp->state != IB_QPS_RTR)
+		qp->resp.psn = qp->attr.rq_psn;
+	if (av)
+		qp->av = *av;
 	qp->state = state;
 	if (state == IB_QPS_RESET) {
 		qpnic_queue_discard(&qp->sq.queue);
@@ -428,6 +458,28 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state)
 	}
 	spin_unlock(&qp->rq.lock);
 	spin_unlock_irq(&qp->sq.lock);
+}
+
+/*
+ * The transport found an error the QP cannot go on from (IBTA 10.3.1):
+ * move it to ERR now, with the SQ lock held by the caller and the RQ lock
+ * taken here, and flush from a work item, with no lock held.
+ */
+void qpnic_qp_error_locked(struct qpnic_qp *qp)
+{
+	lockdep_assert_held(&qp->sq.lock);
+	spin_lock(&qp->rq.lock);
+	qp->state = IB_QPS_ERR;
+	spin_unlock(&qp->rq.lock);
+	queue_work(qpnic_wq, &qp->err_work);
+}
+
+static void qpnic_qp_err_work(struct work_struct *work)
+{
+	struct qpnic_qp *qp = container_of(work, struct qpnic_qp, err_work);
+
+	qpnic_qp_flush(qp, true);
+	qpnic_qp_flush(qp, false);
 }
 
 static int qpnic_qp_check_attr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
@@ -563,6 +615,7 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct qpnic_dev *qdev = to_qdev(ibqp->device);
 	struct qpnic_qp *qp = to_qqp(ibqp);
 	enum ib_qp_state cur, new;
+	struct qpnic_av av;
 	bool sq_drained;
 	int err;
 
@@ -593,6 +646,8 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 	err = qpnic_qp_check_attr(qdev, qp, attr, mask);
+	if (!err && (mask & IB_QP_AV))
+		err = qpnic_av_init(qdev, &av, &attr->ah_attr);
 	if (err)
 		goto out;
 
@@ -602,8 +657,8 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		rdma_destroy_ah_attr(&qp->attr.ah_attr);
 		memset(&qp->attr, 0, sizeof(qp->attr));
 	}
-	if (new != cur || new == IB_QPS_RESET)
-		qpnic_qp_set_state(qp, new);
+	if (new != cur || new == IB_QPS_RESET || (mask & IB_QP_AV))
+		qpnic_qp_set_state(qp, new, (mask & IB_QP_AV) ? &av : NULL);
 	/* Nothing is ever in flight, so the SQ is drained at once. */
 	sq_drained = new == IB_QPS_SQD && cur != IB_QPS_SQD &&
 		     qp->attr.en_sqd_async_notify;
@@ -913,6 +968,8 @@ out:
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (flush)
 		qpnic_qp_flush(qp, true);
+	else
+		qpnic_req_kick(qp);
 	return err;
 }
 

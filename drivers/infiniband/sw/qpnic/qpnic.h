@@ -57,6 +57,12 @@ enum qpnic_counter {
 	QPNIC_CNT_RX_DROP_QP_TYPE,
 	QPNIC_CNT_RX_DROP_QP_STATE,
 	QPNIC_CNT_RX_DROP_NO_TRANSPORT,
+	QPNIC_CNT_RX_DROP_QKEY,
+	QPNIC_CNT_RX_DROP_NO_RECV_WQE,
+	QPNIC_CNT_TX_PACKETS,
+	QPNIC_CNT_TX_DROP_NO_ROUTE,
+	QPNIC_CNT_TX_DROP_NO_MEM,
+	QPNIC_CNT_LOOPBACK_PACKETS,
 	QPNIC_NUM_COUNTERS
 };
 
@@ -78,6 +84,10 @@ struct qpnic_dev {
 	u32 next_srq;
 	struct mutex mcast_lock;	/* protects mcast_groups */
 	struct list_head mcast_groups;
+	u32 mtu;			/* the netdev's, as an IB MTU in bytes */
+	/* packets to a GID of this device, delivered from a work item */
+	struct sk_buff_head loopback_q;
+	struct work_struct loopback_work;
 	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_ah;
 };
 
@@ -176,6 +186,29 @@ struct qpnic_send_wqe {
 	};
 };
 
+/*
+ * Where a packet goes: the resolved part of an address vector, with no
+ * reference to anything, so it can be copied under a lock and used after.
+ */
+struct qpnic_av {
+	union ib_gid sgid;
+	union ib_gid dgid;
+	u32 flow_label;
+	int ifindex;			/* the source GID's netdev (VLANs included) */
+	u8 network_type;		/* enum rdma_network_type */
+	u8 tclass;
+	u8 hop_limit;
+	bool loopback;			/* dgid is a GID of this device */
+};
+
+/* A receive WQE as the responder uses it: copied out of the ring once. */
+struct qpnic_recv_wqe {
+	u64 wr_id;
+	u32 num_sge;
+	u32 length;
+	struct ib_sge sge[];
+};
+
 struct qpnic_wq {
 	spinlock_t lock;		/* the ring and its kernel indices */
 	struct qpnic_queue queue;
@@ -193,13 +226,28 @@ struct qpnic_qp {
 	struct qpnic_wq rq;		/* unused (no ring) with an SRQ */
 	u32 max_inline;
 	struct ib_qp_attr attr;		/* what modify_qp set, for query_qp */
+	struct qpnic_av av;		/* connected QPs: the path (under sq.lock) */
 	bool sig_all;
 	bool user;
+	/* requester (req.c); indices and PSN under sq.lock */
+	struct {
+		atomic_t runs;		/* run requests; the runner loops while set */
+		struct work_struct work;	/* runs it where posting cannot */
+		u32 next;		/* the next SQ index to transmit */
+		u32 psn;
+	} req;
+	struct work_struct err_work;	/* flushes after a transport error */
+	/* responder (resp.c), serialised by rq.lock or the SRQ's lock */
+	struct {
+		struct qpnic_recv_wqe *wqe;	/* private copy of the WQE in use */
+		u32 psn;		/* expected PSN */
+	} resp;
 };
 
 struct qpnic_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;
+	struct qpnic_av av;
 	u32 ah_num;			/* non-zero for user AHs */
 };
 
@@ -208,6 +256,7 @@ struct qpnic_mr {
 	refcount_t ref;			/* qpnic_mr_get() lookups, and 1 */
 	struct completion released;
 	struct ib_umem *umem;		/* NULL for the DMA MR */
+	struct page **pages;		/* umem's pages, in order */
 	u32 index;
 	int access;
 };
@@ -261,6 +310,9 @@ static inline void qpnic_count(struct qpnic_dev *qdev, enum qpnic_counter id)
 	this_cpu_inc(qdev->counters->val[id]);
 }
 
+/* main.c */
+extern struct workqueue_struct *qpnic_wq;
+
 /* stats.c */
 extern const struct ib_device_ops qpnic_stats_ops;
 int qpnic_counters_init(struct qpnic_dev *qdev);
@@ -269,6 +321,35 @@ void qpnic_counters_free(struct qpnic_dev *qdev);
 /* net.c */
 int qpnic_net_init(void);
 void qpnic_net_exit(void);
+int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
+		  const struct rdma_ah_attr *attr);
+struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
+				const struct qpnic_av *av, unsigned int len);
+void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
+		    struct sk_buff *skb, u16 sport);
+void qpnic_loopback_work(struct work_struct *work);
+void qpnic_loopback_stop(struct qpnic_dev *qdev);
+
+/* recv.c */
+void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb);
+
+/* mem.c: data between MRs and packets */
+struct qpnic_copy {
+	void *buf;			/* kernel buffer, or NULL for @skb */
+	const struct sk_buff *skb;	/* source of a copy into an MR */
+	int skb_offset;
+	bool to_mr;
+};
+
+int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,
+		   const struct ib_sge *sge, u32 num_sge, u32 offset, u32 len,
+		   struct qpnic_copy *c);
+
+/* req.c, resp.c */
+void qpnic_req_kick(struct qpnic_qp *qp);
+void qpnic_req_work(struct work_struct *work);
+void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
+		    const struct qpnic_pkt *pkt);
 
 /* queue.c */
 int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
@@ -314,6 +395,9 @@ int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 int qpnic_recv_wqe_write(struct qpnic_queue *q, u32 max_sge,
 			 const struct ib_recv_wr *wr);
 u32 qpnic_recv_wqe_size(u32 max_sge);
+enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode);
+void qpnic_qp_error_locked(struct qpnic_qp *qp);
+u32 qpnic_qp_qkey(const struct qpnic_qp *qp);
 
 /* srq.c */
 int qpnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -333,6 +417,9 @@ struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct qpnic_mr *qpnic_mr_get(struct qpnic_dev *qdev, u32 key);
+void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c);
+struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
+				 u32 key, u64 iova, u32 len, int access);
 void qpnic_mr_put(struct qpnic_mr *mr);
 
 /* ah.c */
@@ -341,6 +428,7 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 int qpnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int qpnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 int qpnic_check_ah_attr(struct qpnic_dev *qdev, const struct rdma_ah_attr *attr);
+int qpnic_ah_av(struct qpnic_dev *qdev, u32 ah_num, struct qpnic_av *av);
 
 /* mcast.c */
 int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

@@ -5,9 +5,9 @@
  * checked, and its destination QP found (with a reference destroy_qp
  * waits for) and checked against the packet (IBTA 9.6: P_Key, QP type,
  * QP state) before anything acts on it. A packet that fails is counted by
- * reason and dropped, never logged. The transport that consumes the rest
- * (responder, completer) is the next layer; until it exists such packets
- * are counted as rx_packets and dropped as rx_drop_no_transport.
+ * reason and dropped, never logged. Requests go to the responder
+ * (resp.c); what it does not execute yet (RC and UC) is counted as
+ * rx_packets and dropped as rx_drop_no_transport.
  */
 #include <linux/skbuff.h>
 #include <linux/udp.h>
@@ -95,6 +95,33 @@ static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 }
 
 /*
+ * One RoCEv2 packet for @qdev: skb->data at the UDP header, network and
+ * transport headers set. BH context. Consumes the skb.
+ */
+void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb)
+{
+	struct qpnic_qp *qp = NULL;
+	enum qpnic_counter drop;
+	struct qpnic_pkt pkt;
+
+	drop = qpnic_rcv_check(qdev, skb, &pkt, &qp);
+	if (drop == QPNIC_NUM_COUNTERS) {
+		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
+		if ((pkt.flags & QPNIC_OP_REQ) &&
+		    QPNIC_OPC_CLASS(pkt.opcode) == QPNIC_OPC_UD) {
+			qpnic_resp_rcv(qp, skb, &pkt);
+			qpnic_qp_put(qp);
+			return;
+		}
+		drop = QPNIC_CNT_RX_DROP_NO_TRANSPORT;
+	}
+	qpnic_count(qdev, drop);
+	if (qp)
+		qpnic_qp_put(qp);
+	kfree_skb(skb);
+}
+
+/*
  * One RoCEv2 packet from the UDP socket: skb->data at the UDP header,
  * network and transport headers set, skb->dev the netdev it came in on.
  * Consumes the skb.
@@ -102,23 +129,12 @@ static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 void qpnic_rcv(struct sk_buff *skb)
 {
 	struct qpnic_dev *qdev = qpnic_dev_get_by_netdev(skb->dev);
-	struct qpnic_qp *qp = NULL;
-	enum qpnic_counter drop;
-	struct qpnic_pkt pkt;
 
 	if (!qdev) {
 		kfree_skb(skb);
 		return;
 	}
-	drop = qpnic_rcv_check(qdev, skb, &pkt, &qp);
-	if (drop == QPNIC_NUM_COUNTERS) {
-		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
-		drop = QPNIC_CNT_RX_DROP_NO_TRANSPORT;
-	}
-	qpnic_count(qdev, drop);
-	if (qp)
-		qpnic_qp_put(qp);
-	kfree_skb(skb);
+	qpnic_rcv_dev(qdev, skb);
 	ib_device_put(&qdev->ibdev);
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_rcv, QPNIC_KUNIT);

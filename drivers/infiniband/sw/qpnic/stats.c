@@ -18,6 +18,12 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_DROP_QP_TYPE].name = "rx_drop_qp_type",
 	[QPNIC_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
 	[QPNIC_CNT_RX_DROP_NO_TRANSPORT].name = "rx_drop_no_transport",
+	[QPNIC_CNT_RX_DROP_QKEY].name = "rx_drop_bad_qkey",
+	[QPNIC_CNT_RX_DROP_NO_RECV_WQE].name = "rx_drop_no_recv_wqe",
+	[QPNIC_CNT_TX_PACKETS].name = "tx_packets",
+	[QPNIC_CNT_TX_DROP_NO_ROUTE].name = "tx_drop_no_route",
+	[QPNIC_CNT_TX_DROP_NO_MEM].name = "tx_drop_no_mem",
+	[QPNIC_CNT_LOOPBACK_PACKETS].name = "loopback_packets",
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);

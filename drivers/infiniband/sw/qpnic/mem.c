@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Data movement between memory regions and packets. An MR is found by key
+ * with a reference (qpnic_mr_get) and checked for PD, access and bounds
+ * before a byte moves. User MRs are reached through their pinned pages,
+ * the DMA MR of kernel callers through kernel virtual addresses.
+ */
+#include <linux/highmem.h>
+#include <linux/skbuff.h>
+
+#include "qpnic.h"
+
+static void qpnic_copy_chunk(struct qpnic_copy *c, void *addr, u32 n)
+{
+	if (c->skb) {
+		/* the caller bounded the range by the packet's length */
+		skb_copy_bits(c->skb, c->skb_offset, addr, n);
+		c->skb_offset += n;
+		return;
+	}
+	if (c->to_mr)
+		memcpy(addr, c->buf, n);
+	else
+		memcpy(c->buf, addr, n);
+	c->buf += n;
+}
+
+/* Move @len bytes at @iova of @mr, a range qpnic_mr_lookup() checked. */
+void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c)
+{
+	u64 off;
+
+	if (!mr->umem) {
+		qpnic_copy_chunk(c, (void *)(uintptr_t)iova, len);
+		return;
+	}
+	off = iova - mr->ibmr.iova + ib_umem_offset(mr->umem);
+	while (len) {
+		u32 in_page = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - in_page);
+		void *va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+
+		qpnic_copy_chunk(c, va + in_page, n);
+		kunmap_local(va);
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * The MR that @key names, with a reference, if it belongs to @pd, allows
+ * @access and covers [@iova, @iova + @len); NULL otherwise.
+ */
+struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
+				 u32 key, u64 iova, u32 len, int access)
+{
+	struct qpnic_mr *mr = qpnic_mr_get(qdev, key);
+
+	if (!mr)
+		return NULL;
+	if (mr->ibmr.pd != pd || (mr->access & access) != access)
+		goto bad;
+	if (mr->umem && (iova < mr->ibmr.iova || len > mr->ibmr.length ||
+			 iova - mr->ibmr.iova > mr->ibmr.length - len))
+		goto bad;
+	return mr;
+bad:
+	qpnic_mr_put(mr);
+	return NULL;
+}
+
+/*
+ * Copy @len bytes, starting @offset bytes into the SGE list @sge, to or
+ * from @c. Returns -EINVAL when the list holds fewer bytes, -EACCES when an
+ * SGE's key, PD, access or bounds do not allow the access (nothing of
+ * that SGE moves).
+ */
+int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,
+		   const struct ib_sge *sge, u32 num_sge, u32 offset, u32 len,
+		   struct qpnic_copy *c)
+{
+	int access = c->to_mr ? IB_ACCESS_LOCAL_WRITE : 0;
+	u32 i;
+
+	for (i = 0; i < num_sge && len; i++) {
+		struct qpnic_mr *mr;
+		u32 n;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - offset);
+		mr = qpnic_mr_lookup(qdev, pd, sge[i].lkey, sge[i].addr + offset,
+				     n, access);
+		if (!mr)
+			return -EACCES;
+		qpnic_mr_copy(mr, sge[i].addr + offset, n, c);
+		qpnic_mr_put(mr);
+		offset = 0;
+		len -= n;
+	}
+	return len ? -EINVAL : 0;
+}
