@@ -606,7 +606,8 @@ static void qpnic_test_unimplemented_refused(struct kunit *test)
 {
 	static const enum ib_wr_opcode ops[] = {
 		IB_WR_LOCAL_INV, IB_WR_SEND_WITH_INV, IB_WR_REG_MR,
-		IB_WR_BIND_MW, IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
+		IB_WR_BIND_MW, IB_WR_ATOMIC_CMP_AND_SWP, IB_WR_ATOMIC_FETCH_AND_ADD,
+		IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
 		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, IB_WR_LSO,
 	};
 	struct qpnic_test_ctx *ctx = test->priv;

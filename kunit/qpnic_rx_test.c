@@ -137,8 +137,8 @@ static u64 qpnic_rx_counter(struct kunit *test, const char *name)
 static const char *const qpnic_rx_counter_names[] = {
 	"rx_packets", "rx_icrc_errors", "rx_drop_malformed",
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
-	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_no_transport",
-	"rx_drop_bad_qkey", "rx_drop_no_recv_wqe",
+	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_bad_qkey",
+	"rx_drop_no_recv_wqe", "rx_drop_stale_response",
 };
 
 /* Receive @s and expect exactly the counters in @bumped to rise by one. */
@@ -225,9 +225,11 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	send.opcode = QPNIC_SEND_ONLY;
 	/* an RTR QP responds, but has sent nothing to be acknowledged */
 	qpnic_rx_expect(test, &ack, COUNTED("rx_drop_qp_state"));
-	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_drop_no_transport"));
+	/* a SEND at the expected PSN with no receive WQE: RNR */
+	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_drop_no_recv_wqe"));
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
-	qpnic_rx_expect(test, &ack, COUNTED("rx_packets", "rx_drop_no_transport"));
+	/* an ACK for nothing sent */
+	qpnic_rx_expect(test, &ack, COUNTED("rx_packets", "rx_drop_stale_response"));
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
 	/* the number is free again: nobody to deliver to */
 	qpnic_rx_expect(test, &send, COUNTED("rx_drop_unknown_qp"));

@@ -17,5 +17,12 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 void qpnic_device_remove(struct ib_device *ibdev);
 /* One RoCEv2 packet as the UDP socket hands it over (data at the UDP header). */
 void qpnic_rcv(struct sk_buff *skb);
+/*
+ * A faulty wire for the data-path suite: called for every packet sent to
+ * a GID of the sending device (skb->data at the IP header), it returns how
+ * many copies to deliver: 0 drops the packet, 2 duplicates it.
+ */
+typedef unsigned int (*qpnic_lo_hook_t)(const struct sk_buff *skb);
+extern qpnic_lo_hook_t qpnic_kunit_lo_hook;
 
 #endif /* QPNIC_EXPORT_H */

@@ -3,7 +3,9 @@
 # usage: peer.sh a|b -- one end of a two-guest link (scripts/run-pair.sh):
 # address eth0 as 10.1.0.1 (a) or 10.1.0.2 (b) and exchange UDP datagrams
 # with the other guest, proving the wire between the two QEMUs; then B
-# sends RoCEv2 packets to A's qpnic device on the virtio NIC.
+# sends RoCEv2 packets to A's qpnic device on the virtio NIC; then verbs
+# traffic with its data checked, qpnic against qpnic and against rdma_rxe
+# in both directions.
 . /opt/qpnic/guest/lib.sh
 role=$1
 # (built in on the test kernel, modules on the stock one)
@@ -95,6 +97,69 @@ for kind in ('good', 'bad_icrc'):
         tx.sendto(roce + icrc, (peer, 4791))
 sys.exit(0)
 PY
-rdma link delete qpnicp
-rmmod qpnic
+# Verbs traffic over the link, every combination of qpnic and rdma_rxe:
+# phase 1 qpnic on both; phase 2 B on rdma_rxe; phase 3 A on rdma_rxe and
+# B back on qpnic. A serves, B's clients retry until A's server is up.
+use_driver() {	# qpnic|rxe: the RDMA device on eth0 is then $rdev
+	rdma link delete "$rdev" 2>/dev/null
+	rmmod qpnic 2>/dev/null
+	rmmod rdma_rxe 2>/dev/null
+	if [ "$1" = qpnic ]; then
+		rdev=qpnicp
+		modprobe qpnic && rdma link add $rdev type qpnic netdev eth0
+	else
+		rdev=rxe0
+		modprobe rdma_rxe && rdma link add $rdev type rxe netdev eth0
+	fi
+	for _ in $(seq 50); do
+		[ -n "$(gid_index $rdev $me)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# traffic NAME PORT PROGRAM ARGS...: A runs the server, B the client.
+traffic() {
+	local name=$1 port=$2 prog=$3 gidx log=/tmp/traffic.log ok=1
+	shift 3
+	gidx=$(gid_index $rdev $me)
+	case $prog in
+	ibv_*) set -- -d $rdev -g "$gidx" -p "$port" "$@" ;;
+	*) set -- -d $rdev -x "$gidx" -p "$port" -F "$@" ;;
+	esac
+	if [ "$role" = a ]; then
+		timeout 120 "$prog" "$@" >$log 2>&1 && ok=0
+	else
+		for _ in $(seq 60); do
+			timeout 120 "$prog" "$@" $peer >$log 2>&1 && { ok=0; break; }
+			grep -qiE 'connect|Couldn.t|unable' $log || break
+			sleep 0.5
+		done
+	fi
+	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { tail -n 4 $log; exit 1; }"
+}
+traffic_set() {
+	traffic "ibv_rc_pingpong 200 x 4 KiB, data checked" 18601 ibv_rc_pingpong -s 4096 -n 200 -c
+	traffic "ibv_uc_pingpong 200 x 1 KiB, data checked" 18602 ibv_uc_pingpong -s 1024 -n 200 -c
+	traffic "ibv_ud_pingpong 200 x 512 bytes, data checked" 18603 ibv_ud_pingpong -s 512 -n 200 -c
+	traffic "ib_write_bw 300 x 64 KiB" 18604 ib_write_bw -s 65536 -n 300
+	traffic "ib_read_bw 200 x 64 KiB" 18605 ib_read_bw -s 65536 -n 200
+	traffic "ib_send_bw 500 x 4 KiB" 18606 ib_send_bw -s 4096 -n 500
+}
+rdev=qpnicp
+phase="qpnic-qpnic"
+traffic_set
+# (use_driver sets $rdev: it runs in this shell, not under check)
+if [ "$role" = b ]; then
+	use_driver rxe
+	check "peer b: switch to rdma_rxe" test $? = 0
+fi
+phase="A qpnic, B rdma_rxe"
+traffic_set
+use_driver "$([ "$role" = a ] && echo rxe || echo qpnic)"
+check "peer $role: switch drivers" test $? = 0
+phase="A rdma_rxe, B qpnic"
+traffic_set
+rdma link delete $rdev
+rmmod qpnic 2>/dev/null
+rmmod rdma_rxe 2>/dev/null
 exit 0

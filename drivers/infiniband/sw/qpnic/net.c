@@ -209,9 +209,21 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
 
 	if (av->loopback) {
+		qpnic_lo_hook_t hook = READ_ONCE(qpnic_kunit_lo_hook);
+		unsigned int copies = hook ? hook(skb) : 1;
+
 		/* the receive path takes the packet at its UDP header */
 		__skb_pull(skb, iplen);
-		skb_queue_tail(&qdev->loopback_q, skb);
+		while (copies-- > 1) {
+			struct sk_buff *dup = skb_copy(skb, GFP_ATOMIC);
+
+			if (dup)
+				skb_queue_tail(&qdev->loopback_q, dup);
+		}
+		if (copies)	/* the hook dropped it */
+			kfree_skb(skb);
+		else
+			skb_queue_tail(&qdev->loopback_q, skb);
 		queue_work(qpnic_wq, &qdev->loopback_work);
 		return;
 	}
@@ -224,6 +236,13 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		ip6_local_out(&init_net, NULL, skb);
 	}
 }
+
+/*
+ * KUnit's faulty wire: how many copies of a loopback packet to deliver
+ * (0 drops it). Only the KUnit suite sets it.
+ */
+qpnic_lo_hook_t qpnic_kunit_lo_hook;
+EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_hook, QPNIC_KUNIT);
 
 /* Deliver the device's loopback packets, BH off as on the wire path. */
 void qpnic_loopback_work(struct work_struct *work)

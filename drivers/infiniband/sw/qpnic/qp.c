@@ -137,6 +137,18 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	qp->sq.max_wr = qp->sq.queue.capacity;
 	qp->sq.max_sge = min_t(u32, payload / sizeof(struct rxe_sge), QPNIC_MAX_SGE);
 	qp->max_inline = min_t(u32, payload, QPNIC_MAX_INLINE);
+	if (udata) {
+		/* the kernel's own copy of each ring slot, in its own format */
+		qp->sq.shadow_log2 = order_base_2(qpnic_send_wqe_size(qp->sq.max_sge,
+								      qp->max_inline,
+								      false));
+		qp->sq.shadow = kvzalloc((size_t)(qp->sq.queue.mask + 1) <<
+					 qp->sq.shadow_log2, GFP_KERNEL_ACCOUNT);
+		if (!qp->sq.shadow) {
+			qpnic_queue_free(&qp->sq.queue);
+			return -ENOMEM;
+		}
+	}
 
 	if (!init->srq) {
 		wqe_size = qpnic_recv_wqe_size(cap->max_recv_sge);
@@ -144,6 +156,7 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 				       QPNIC_MAX_QP_WR, wqe_size, QPNIC_Q_TO_KERNEL, udata,
 				       &resp->rq_mi);
 		if (err) {
+			kvfree(qp->sq.shadow);
 			qpnic_queue_free(&qp->sq.queue);
 			return err;
 		}
@@ -163,6 +176,7 @@ static int qpnic_qp_init_queues(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 
 static void qpnic_qp_free_queues(struct qpnic_qp *qp)
 {
+	kvfree(qp->sq.shadow);
 	qpnic_queue_free(&qp->sq.queue);
 	if (qp->rq.queue.data)
 		qpnic_queue_free(&qp->rq.queue);
@@ -275,8 +289,10 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	spin_lock_init(&qp->resp_lock);
 	INIT_WORK(&qp->req.work, qpnic_req_work);
 	INIT_WORK(&qp->err_work, qpnic_qp_err_work);
+	qpnic_comp_init(qp);
 
 	err = qpnic_qp_alloc_qpn(qdev, qp, init->qp_type);
 	if (err)
@@ -317,11 +333,16 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct qpnic_dev *qdev = to_qdev(ibqp->device);
 	struct qpnic_qp *qp = to_qqp(ibqp);
 
+	/* Nothing arms a timer or sends from here on. */
+	spin_lock_irq(&qp->sq.lock);
+	qp->dying = true;
+	spin_unlock_irq(&qp->sq.lock);
 	/* Unpublish, then wait until no lookup holds the QP any more. */
 	qpnic_qp_free_qpn(qdev, qp);
 	qpnic_qp_put(qp);
 	wait_for_completion(&qp->released);
-	/* Nothing can queue them any more: the poster is the caller. */
+	/* Timers, then the work they may queue; the poster is the caller. */
+	qpnic_comp_stop(qp);
 	cancel_work_sync(&qp->req.work);
 	cancel_work_sync(&qp->err_work);
 	/* A kernel CQ entry must not outlive the QP it points to. */
@@ -373,6 +394,125 @@ static void qpnic_qp_event(struct qpnic_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/* The kernel's WQE at SQ index @index: the slot, or a user slot's copy. */
+struct qpnic_send_wqe *qpnic_sq_wqe(struct qpnic_qp *qp, u32 index)
+{
+	if (!qp->user)
+		return qpnic_queue_slot(&qp->sq.queue, index);
+	return (void *)(qp->sq.shadow +
+			((size_t)(index & qp->sq.queue.mask) << qp->sq.shadow_log2));
+}
+
+/* The end of the WQEs the requester may take; caller holds the SQ lock. */
+u32 qpnic_sq_end(struct qpnic_qp *qp)
+{
+	return qp->user ? qp->sq.copied : qp->sq.queue.prod;
+}
+
+static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op);
+
+#define QPNIC_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | \
+			  IB_SEND_INLINE)
+
+/*
+ * Copy one WQE librxe wrote (@u, shared memory) into @k, reading each
+ * field once and validating the copy as post_send validates a kernel WR.
+ * A WQE that fails is kept with status IB_WC_LOC_QP_OP_ERR: it completes
+ * so in its turn.
+ */
+static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
+			      struct qpnic_send_wqe *k)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	u32 opcode = READ_ONCE(u->wr.opcode);
+	u32 flags = READ_ONCE(u->wr.send_flags);
+	u64 len = 0;
+	u32 i, n;
+
+	memset(k, 0, sizeof(*k));
+	k->wr_id = READ_ONCE(u->wr.wr_id);
+	k->opcode = opcode;
+	k->send_flags = flags & QPNIC_SEND_FLAGS;
+	if (qp->sig_all)
+		k->send_flags |= IB_SEND_SIGNALED;
+	if (!qpnic_opcode_ok(type, opcode) || (flags & ~QPNIC_SEND_FLAGS))
+		goto invalid;
+	k->ex.imm_data = READ_ONCE(u->wr.ex.imm_data);
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		k->remote_addr = READ_ONCE(u->wr.wr.rdma.remote_addr);
+		k->rkey = READ_ONCE(u->wr.wr.rdma.rkey);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		k->remote_addr = READ_ONCE(u->wr.wr.atomic.remote_addr);
+		k->rkey = READ_ONCE(u->wr.wr.atomic.rkey);
+		k->atomic.compare_add = READ_ONCE(u->wr.wr.atomic.compare_add);
+		k->atomic.swap = READ_ONCE(u->wr.wr.atomic.swap);
+		break;
+	default:
+		if (type == IB_QPT_UD) {
+			k->ud.remote_qpn = READ_ONCE(u->wr.wr.ud.remote_qpn);
+			k->ud.remote_qkey = READ_ONCE(u->wr.wr.ud.remote_qkey);
+			k->ud.pkey_index = READ_ONCE(u->wr.wr.ud.pkey_index);
+			k->ud.ah_num = READ_ONCE(u->wr.wr.ud.ah_num);
+		}
+		break;
+	}
+	if (flags & IB_SEND_INLINE) {
+		n = READ_ONCE(u->dma.length);
+		if (n > qp->max_inline || opcode == IB_WR_RDMA_READ)
+			goto invalid;
+		memcpy(k->inline_data, u->dma.inline_data, n);
+		k->length = n;
+		return;
+	}
+	n = READ_ONCE(u->dma.num_sge);
+	if (n > qp->sq.max_sge)
+		goto invalid;
+	for (i = 0; i < n; i++) {
+		k->sge[i].addr = READ_ONCE(u->dma.sge[i].addr);
+		k->sge[i].length = READ_ONCE(u->dma.sge[i].length);
+		k->sge[i].lkey = READ_ONCE(u->dma.sge[i].lkey);
+		len += k->sge[i].length;
+	}
+	k->num_sge = n;
+	if (len > QPNIC_MAX_MSG_SIZE)
+		goto invalid;
+	k->length = len;
+	if ((opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && (n != 1 || len != 8))
+		goto invalid;
+	return;
+invalid:
+	k->num_sge = 0;
+	k->length = 0;
+	k->status = IB_WC_LOC_QP_OP_ERR;
+}
+
+/*
+ * Take in the WQEs librxe queued since the last pass: the producer index
+ * is read once and masked, so at most a ring's worth is copied. Caller
+ * holds the SQ lock.
+ */
+static void qpnic_sq_copy_in(struct qpnic_qp *qp)
+{
+	struct qpnic_queue *q = &qp->sq.queue;
+	u32 queued = qpnic_queue_count(q);
+	u32 done = (qp->sq.copied - q->cons) & q->wrap;
+
+	for (; done < queued; done++) {
+		u32 index = (q->cons + done) & q->wrap;
+
+		qpnic_sq_copy_wqe(qp, qpnic_queue_slot(q, index),
+				  qpnic_sq_wqe(qp, index));
+	}
+	/* a producer index moved back leaves what was copied in place */
+	qp->sq.copied = (q->cons + done) & q->wrap;
+}
+
 /* States in which the send queue's WRs complete as flushed. */
 static bool qpnic_sq_flushing(enum ib_qp_state state)
 {
@@ -382,10 +522,11 @@ static bool qpnic_sq_flushing(enum ib_qp_state state)
 /*
  * Complete the WRs queued on the SQ (@send) or the RQ with
  * IB_WC_WR_FLUSH_ERR, in order, if the QP is (still) in a flushing state.
+ * A user SQ's new WQEs are copied in first and flushed from the copies.
  * The producer index is read once: a pass completes at most what was
  * queued then, never more than the ring holds, whatever userspace writes
- * meanwhile. Only wr_id and opcode are read from a user WQE, each once.
- * An SRQ's WRs are not the QP's to flush.
+ * meanwhile. Only wr_id is read from a user receive WQE, once. An SRQ's
+ * WRs are not the QP's to flush.
  */
 static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 {
@@ -400,33 +541,42 @@ static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 	bool notify = false;
 	u32 count;
 
-	if (!send && qp->ibqp.srq)
-		return;
+	if (!send) {
+		/* the SEND the responder is placing came out of the ring first */
+		spin_lock_irqsave(&qp->resp_lock, flags);
+		if (qp->state == IB_QPS_ERR)
+			qpnic_resp_flush_locked(qp, &notify);
+		spin_unlock_irqrestore(&qp->resp_lock, flags);
+		if (qp->ibqp.srq)
+			goto out;
+	}
 	spin_lock_irqsave(&wq->lock, flags);
-	if (send ? !qpnic_sq_flushing(qp->state) : qp->state != IB_QPS_ERR)
+	if (send ? !qpnic_sq_flushing(qp->state) : qp->state != IB_QPS_ERR) {
 		count = 0;
-	else
+	} else if (send) {
+		if (qp->user)
+			qpnic_sq_copy_in(qp);
+		count = (qpnic_sq_end(qp) - wq->queue.cons) & wq->queue.wrap;
+	} else {
 		count = qpnic_queue_count(&wq->queue);
+	}
 	for (; count; count--) {
-		void *slot = qpnic_queue_slot(&wq->queue, wq->queue.cons);
-
-		if (send && qp->user) {
-			struct rxe_send_wqe *wqe = slot;
-
-			wc.wr_id = READ_ONCE(wqe->wr.wr_id);
-			wc.opcode = qpnic_wr_to_wc_opcode(READ_ONCE(wqe->wr.opcode));
-		} else if (send) {
-			struct qpnic_send_wqe *wqe = slot;
+		if (send) {
+			struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, wq->queue.cons);
 
 			wc.wr_id = wqe->wr_id;
 			wc.opcode = qpnic_wr_to_wc_opcode(wqe->opcode);
 		} else {
-			wc.wr_id = READ_ONCE(((struct rxe_recv_wqe *)slot)->wr_id);
+			struct rxe_recv_wqe *wqe = qpnic_queue_slot(&wq->queue,
+								    wq->queue.cons);
+
+			wc.wr_id = READ_ONCE(wqe->wr_id);
 		}
 		notify |= qpnic_cq_push(cq, &wc, false);
 		qpnic_queue_consumed(&wq->queue);
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
+out:
 	/* Outside the WQ lock: a completion handler may post new work. */
 	if (notify)
 		qpnic_cq_notify(cq);
@@ -439,25 +589,47 @@ static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 			       const struct qpnic_av *av)
 {
-	spin_lock_irq(&qp->sq.lock);
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+
+	spin_lock_irq(&qp->resp_lock);
+	spin_lock(&qp->sq.lock);
 	spin_lock(&qp->rq.lock);
 	if (state == IB_QPS_RTS && qp->state != IB_QPS_RTS &&
 	    qp->state != IB_QPS_SQD) {
 		qp->req.next = qp->sq.queue.cons;
+		qp->req.offset = 0;
 		qp->req.psn = qp->attr.sq_psn;
+		qp->req.max_psn = qp->attr.sq_psn;
+		qp->req.rd_atomic = 0;
+		qp->req.rnr_wait = false;
+		qp->comp.psn = qp->attr.sq_psn;
+		qp->comp.rewound = false;
+		qp->comp.retries = qp->attr.retry_cnt;
+		qp->comp.rnr_retries = qp->attr.rnr_retry;
 	}
-	if (state == IB_QPS_RTR && qp->state != IB_QPS_RTR)
+	if (state == IB_QPS_RTR && qp->state != IB_QPS_RTR) {
 		qp->resp.psn = qp->attr.rq_psn;
+		qp->resp.msn = 0;
+		qp->resp.in_send = false;
+		qp->resp.in_write = false;
+		qp->resp.nak_sent = false;
+		qp->resp.wqe_valid = false;
+	}
+	/* the path MTU, never above the netdev's */
+	qp->mtu = min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu ?: IB_MTU_256),
+			READ_ONCE(qdev->mtu));
 	if (av)
 		qp->av = *av;
 	qp->state = state;
 	if (state == IB_QPS_RESET) {
 		qpnic_queue_discard(&qp->sq.queue);
+		qp->sq.copied = qp->sq.queue.cons;
 		if (qp->rq.queue.data)
 			qpnic_queue_discard(&qp->rq.queue);
 	}
 	spin_unlock(&qp->rq.lock);
-	spin_unlock_irq(&qp->sq.lock);
+	spin_unlock(&qp->sq.lock);
+	spin_unlock_irq(&qp->resp_lock);
 }
 
 /*
@@ -763,16 +935,12 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IB_QPT_RC;
 	default:
+		/* atomics too: the transport has none yet (atomic_cap NONE) */
 		return false;
 	}
 }
-
-#define QPNIC_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | \
-			  IB_SEND_INLINE)
 
 static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 			       const struct ib_send_wr *wr)
@@ -904,8 +1072,12 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 	 * librxe has already queued the WRs it rings for; the error it
 	 * returns says they were not posted, so take them back out.
 	 */
-	if (!qpnic_sq_open(state))
+	if (!qpnic_sq_open(state)) {
 		qpnic_queue_discard(&qp->sq.queue);
+		qp->sq.copied = qp->sq.queue.cons;
+	} else {
+		qpnic_sq_copy_in(qp);
+	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (!qpnic_sq_open(state)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: QP %u in state %d is not ready to send\n",
@@ -913,11 +1085,15 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 		return -EINVAL;
 	}
 	/*
-	 * The wire transport picks the WQEs up; in error they flush, and so
-	 * do the receives librxe posted since the last flush.
+	 * The requester takes the copies; in error they flush, and so do the
+	 * receives librxe posted since the last flush.
 	 */
-	qpnic_qp_flush(qp, true);
-	qpnic_qp_flush(qp, false);
+	if (qpnic_sq_flushing(state)) {
+		qpnic_qp_flush(qp, true);
+		qpnic_qp_flush(qp, false);
+	} else {
+		qpnic_req_kick(qp);
+	}
 	return 0;
 }
 

@@ -56,13 +56,22 @@ enum qpnic_counter {
 	QPNIC_CNT_RX_DROP_UNKNOWN_QP,
 	QPNIC_CNT_RX_DROP_QP_TYPE,
 	QPNIC_CNT_RX_DROP_QP_STATE,
-	QPNIC_CNT_RX_DROP_NO_TRANSPORT,
 	QPNIC_CNT_RX_DROP_QKEY,
 	QPNIC_CNT_RX_DROP_NO_RECV_WQE,
 	QPNIC_CNT_TX_PACKETS,
 	QPNIC_CNT_TX_DROP_NO_ROUTE,
 	QPNIC_CNT_TX_DROP_NO_MEM,
 	QPNIC_CNT_LOOPBACK_PACKETS,
+	QPNIC_CNT_TX_RETRANSMITS,
+	QPNIC_CNT_ACK_TIMEOUTS,
+	QPNIC_CNT_TX_RNR_NAKS,
+	QPNIC_CNT_RX_RNR_NAKS,
+	QPNIC_CNT_TX_ERROR_NAKS,
+	QPNIC_CNT_RX_ERROR_NAKS,
+	QPNIC_CNT_RX_SEQ_NAKS,
+	QPNIC_CNT_RX_OUT_OF_SEQUENCE,
+	QPNIC_CNT_RX_DUP_REQUESTS,
+	QPNIC_CNT_RX_DROP_STALE,
 	QPNIC_NUM_COUNTERS
 };
 
@@ -180,6 +189,12 @@ struct qpnic_send_wqe {
 			u16 pkey_index;
 		} ud;
 	};
+	/* transport state (RC): PSNs of the message, once it started */
+	u32 first_psn;
+	u32 last_psn;
+	bool started;
+	/* not IB_WC_SUCCESS: it completes so in its turn (bad user WQE, bad key) */
+	u8 status;
 	union {
 		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
 		DECLARE_FLEX_ARRAY(u8, inline_data);
@@ -214,6 +229,13 @@ struct qpnic_wq {
 	struct qpnic_queue queue;
 	u32 max_wr;
 	u32 max_sge;
+	/*
+	 * User SQs: the kernel's copies of the ring's WQEs, one struct
+	 * qpnic_send_wqe per ring slot, valid from queue.cons to @copied.
+	 */
+	u8 *shadow;
+	u32 shadow_log2;
+	u32 copied;
 };
 
 struct qpnic_qp {
@@ -229,18 +251,45 @@ struct qpnic_qp {
 	struct qpnic_av av;		/* connected QPs: the path (under sq.lock) */
 	bool sig_all;
 	bool user;
-	/* requester (req.c); indices and PSN under sq.lock */
+	u32 mtu;			/* path MTU in bytes (RC, UC) */
+	bool dying;			/* destroy_qp: nothing may arm or send */
+	/* requester (req.c); all of it under sq.lock */
 	struct {
 		atomic_t runs;		/* run requests; the runner loops while set */
 		struct work_struct work;	/* runs it where posting cannot */
-		u32 next;		/* the next SQ index to transmit */
-		u32 psn;
+		u32 next;		/* the SQ index being sent */
+		u32 offset;		/* bytes of WQE @next already sent */
+		u32 psn;		/* the next PSN to send */
+		u32 rd_atomic;		/* READs started and not completed */
+		u32 max_psn;		/* one past the highest PSN sent */
+		bool rnr_wait;		/* an RNR NAK: wait for rnr_timer */
 	} req;
+	/* completer (comp.c), under sq.lock */
+	struct {
+		u32 psn;		/* the oldest PSN not acknowledged */
+		u32 retries;		/* retry_cnt left */
+		u32 rnr_retries;	/* rnr_retry left (7: infinite) */
+		u32 rewound_psn;	/* the last go-back point ... */
+		bool rewound;		/* ... taken since the last progress */
+		struct timer_list retrans_timer;
+		struct timer_list rnr_timer;
+	} comp;
 	struct work_struct err_work;	/* flushes after a transport error */
-	/* responder (resp.c), serialised by rq.lock or the SRQ's lock */
+	/* responder (resp.c): connected QPs under resp_lock */
+	spinlock_t resp_lock;
 	struct {
 		struct qpnic_recv_wqe *wqe;	/* private copy of the WQE in use */
+		bool wqe_valid;		/* a SEND is placing into @wqe */
+		bool in_send;		/* inside a multi-packet SEND */
+		bool in_write;		/* inside a multi-packet WRITE */
+		bool nak_sent;		/* PSN sequence NAK sent for @psn */
 		u32 psn;		/* expected PSN */
+		u32 msn;		/* messages completed */
+		u32 offset;		/* bytes of the message placed */
+		u64 va;			/* WRITE: where the next byte goes */
+		u32 rkey;
+		u32 resid;		/* WRITE: bytes the RETH still allows */
+		u32 write_len;		/* WRITE: the RETH's length */
 	} resp;
 };
 
@@ -248,7 +297,7 @@ struct qpnic_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;
 	struct qpnic_av av;
-	u32 ah_num;			/* non-zero for user AHs */
+	u32 ah_num;			/* the number librxe's UD WQEs carry */
 };
 
 struct qpnic_mr {
@@ -345,11 +394,28 @@ int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,
 		   const struct ib_sge *sge, u32 num_sge, u32 offset, u32 len,
 		   struct qpnic_copy *c);
 
-/* req.c, resp.c */
+/* req.c, comp.c, resp.c */
 void qpnic_req_kick(struct qpnic_qp *qp);
 void qpnic_req_work(struct work_struct *work);
+void qpnic_req_complete_locked(struct qpnic_qp *qp,
+			       const struct qpnic_send_wqe *wqe,
+			       enum ib_wc_status status, bool *notify);
+void qpnic_req_rewind(struct qpnic_qp *qp, u32 psn);
+u32 qpnic_wqe_packets(const struct qpnic_qp *qp, const struct qpnic_send_wqe *wqe);
+void qpnic_comp_init(struct qpnic_qp *qp);
+void qpnic_comp_stop(struct qpnic_qp *qp);
+void qpnic_comp_arm(struct qpnic_qp *qp);
+void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
+		    const struct qpnic_pkt *pkt);
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
+void qpnic_resp_flush_locked(struct qpnic_qp *qp, bool *notify);
+struct sk_buff *qpnic_pkt_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
+				struct qpnic_hdr_fields *f, u32 paylen,
+				u8 **payload);
+void qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
+		    struct sk_buff *skb, u32 dqpn);
+bool qpnic_req_head_error(struct qpnic_qp *qp, bool *notify);
 
 /* queue.c */
 int qpnic_queue_init(struct qpnic_dev *qdev, struct qpnic_queue *q,
@@ -396,6 +462,8 @@ int qpnic_recv_wqe_write(struct qpnic_queue *q, u32 max_sge,
 			 const struct ib_recv_wr *wr);
 u32 qpnic_recv_wqe_size(u32 max_sge);
 enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode);
+struct qpnic_send_wqe *qpnic_sq_wqe(struct qpnic_qp *qp, u32 index);
+u32 qpnic_sq_end(struct qpnic_qp *qp);
 void qpnic_qp_error_locked(struct qpnic_qp *qp);
 u32 qpnic_qp_qkey(const struct qpnic_qp *qp);
 

@@ -6,8 +6,7 @@
  * waits for) and checked against the packet (IBTA 9.6: P_Key, QP type,
  * QP state) before anything acts on it. A packet that fails is counted by
  * reason and dropped, never logged. Requests go to the responder
- * (resp.c); what it does not execute yet (RC and UC) is counted as
- * rx_packets and dropped as rx_drop_no_transport.
+ * (resp.c), responses to the completer (comp.c).
  */
 #include <linux/skbuff.h>
 #include <linux/udp.h>
@@ -107,13 +106,14 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb)
 	drop = qpnic_rcv_check(qdev, skb, &pkt, &qp);
 	if (drop == QPNIC_NUM_COUNTERS) {
 		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
-		if ((pkt.flags & QPNIC_OP_REQ) &&
-		    QPNIC_OPC_CLASS(pkt.opcode) == QPNIC_OPC_UD) {
+		if (pkt.flags & QPNIC_OP_REQ) {
 			qpnic_resp_rcv(qp, skb, &pkt);
-			qpnic_qp_put(qp);
-			return;
+		} else {
+			qpnic_comp_rcv(qp, skb, &pkt);
+			kfree_skb(skb);
 		}
-		drop = QPNIC_CNT_RX_DROP_NO_TRANSPORT;
+		qpnic_qp_put(qp);
+		return;
 	}
 	qpnic_count(qdev, drop);
 	if (qp)

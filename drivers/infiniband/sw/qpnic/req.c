@@ -6,92 +6,93 @@
  * on; BH is disabled around it as on the receive path), otherwise from the
  * QP's work item on qpnic_wq. One runner per QP: qpnic_req_kick() counts
  * run requests, and the runner loops until none came in while it ran. A
- * run sends at most QPNIC_REQ_BUDGET WQEs, then hands over to the work
+ * run sends at most QPNIC_REQ_BUDGET packets, then hands over to the work
  * item, so one QP never holds a CPU for long.
  *
- * The SQ lock is held only to claim a WQE and to complete it, never while
- * a packet is built or sent. A WQE claimed stays in its slot until it
- * completes (only completion and flush give a slot back), so the runner
- * reads it unlocked; a QP moved to ERR meanwhile flushes it, and the
- * completion sees that (the consumer index moved) and adds nothing.
+ * Each packet is claimed under the SQ lock (which WQE, which PSN, which
+ * bytes; the requester state moves on), then built and sent with no lock
+ * held. A WQE stays in its slot until it completes (only completion and
+ * flush give a slot back), so the runner reads it unlocked. The completer
+ * (comp.c) may rewind the state meanwhile (go-back-N from a NAK or a
+ * timeout): a packet claimed before that is a duplicate the responder
+ * recognises by its PSN.
+ *
+ * UD and UC messages complete once their last packet is out; RC messages
+ * when the completer sees them acknowledged.
  */
 #include <linux/skbuff.h>
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"
 
-#define QPNIC_REQ_BUDGET 64
+#define QPNIC_REQ_BUDGET	64
+#define QPNIC_MAX_UNACKED	256	/* PSNs in flight before waiting for ACKs */
+#define QPNIC_ACKREQ_EVERY	16	/* ask for an ACK at least this often */
 
-/* Build and send the one packet of a UD SEND; the status to complete with. */
-static enum ib_wc_status qpnic_req_send_ud(struct qpnic_qp *qp,
-					   const struct qpnic_send_wqe *wqe,
-					   u32 psn)
-{
-	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
-	struct qpnic_hdr_fields f = {
-		.opcode = wqe->opcode == IB_WR_SEND_WITH_IMM ?
-			  QPNIC_UD_SEND_ONLY_IMM : QPNIC_UD_SEND_ONLY,
-		.se = wqe->send_flags & IB_SEND_SOLICITED,
-		.pkey = IB_DEFAULT_PKEY_FULL,
-		.dqpn = wqe->ud.remote_qpn,
-		.psn = psn,
-		.immdt = wqe->ex.imm_data,
-	};
-	u32 len = wqe->length, hdr_len, total;
+/* What one claimed packet carries. */
+struct qpnic_req_pkt {
+	struct qpnic_send_wqe *wqe;
+	struct qpnic_hdr_fields f;
 	struct qpnic_av av;
-	struct sk_buff *skb;
-	u8 *buf;
+	u32 index;		/* the WQE's SQ index */
+	u32 offset;		/* the payload's offset in the message */
+	u32 paylen;
+	bool complete;		/* UD, UC: the message is out, complete it */
+};
 
-	if (len > READ_ONCE(qdev->mtu)) {
-		ibdev_dbg(&qdev->ibdev, "QP %u: UD send of %u bytes exceeds the MTU %u\n",
-			  qp->ibqp.qp_num, len, READ_ONCE(qdev->mtu));
-		return IB_WC_LOC_LEN_ERR;
-	}
-	if (qpnic_ah_av(qdev, wqe->ud.ah_num, &av)) {
-		ibdev_dbg(&qdev->ibdev, "QP %u: UD send through AH %u, which is gone\n",
-			  qp->ibqp.qp_num, wqe->ud.ah_num);
-		return IB_WC_LOC_QP_OP_ERR;
-	}
-	/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's" */
-	f.deth.qkey = (wqe->ud.remote_qkey & 0x80000000) ? qpnic_qp_qkey(qp) :
-							   wqe->ud.remote_qkey;
-	f.deth.sqpn = qp->ibqp.qp_num;
-	f.pad = -len & 3;
-	hdr_len = qpnic_opcode_hdr_len(f.opcode);
-	total = hdr_len + len + f.pad + QPNIC_ICRC_LEN;
+static bool qpnic_is_rd_atomic(const struct qpnic_send_wqe *wqe)
+{
+	return wqe->opcode == IB_WR_RDMA_READ;
+}
 
-	skb = qpnic_skb_alloc(qdev, &av, total);
-	if (!skb)
-		return IB_WC_SUCCESS;	/* lost on the way, as UD may be */
-	buf = skb_put(skb, total);
-	qpnic_hdr_build(buf, &f);
-	if (!wqe->num_sge) {
-		memcpy(buf + hdr_len, wqe->inline_data, len);
-	} else {
-		struct qpnic_copy c = { .buf = buf + hdr_len };
-
-		if (qpnic_sgl_copy(qdev, qp->ibqp.pd, wqe->sge, wqe->num_sge, 0,
-				   len, &c)) {
-			kfree_skb(skb);
-			return IB_WC_LOC_PROT_ERR;
-		}
-	}
-	memset(buf + hdr_len + len, 0, f.pad + QPNIC_ICRC_LEN);
-	qpnic_skb_send(qdev, &av, skb,
-		       rdma_get_udp_sport(av.flow_label, qp->ibqp.qp_num,
-					  f.dqpn));
-	return IB_WC_SUCCESS;
+/* Packets a message takes on the wire; for a READ, its responses. */
+u32 qpnic_wqe_packets(const struct qpnic_qp *qp, const struct qpnic_send_wqe *wqe)
+{
+	return max(1U, DIV_ROUND_UP(wqe->length, qp->mtu));
 }
 
 /*
- * Complete the WQE at SQ index @index, unless a flush or a reset took it
- * meanwhile. An error moves the QP to ERR (the rest then flushes).
+ * An skb for one packet of @qp to @av: headers from @f (the pad is set
+ * here), @paylen payload bytes at *@payload for the caller to fill, pad
+ * and ICRC zeroed. NULL when it cannot be sent (counted).
  */
-static void qpnic_req_complete(struct qpnic_qp *qp, u32 index,
-			       const struct qpnic_send_wqe *wqe,
-			       enum ib_wc_status status)
+struct sk_buff *qpnic_pkt_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
+				struct qpnic_hdr_fields *f, u32 paylen,
+				u8 **payload)
 {
-	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
+	u32 hdr_len = qpnic_opcode_hdr_len(f->opcode);
+	struct sk_buff *skb;
+	u32 total;
+	u8 *buf;
+
+	f->pad = -paylen & 3;
+	total = hdr_len + paylen + f->pad + QPNIC_ICRC_LEN;
+	skb = qpnic_skb_alloc(to_qdev(qp->ibqp.device), av, total);
+	if (!skb)
+		return NULL;
+	buf = skb_put(skb, total);
+	qpnic_hdr_build(buf, f);
+	memset(buf + hdr_len + paylen, 0, f->pad + QPNIC_ICRC_LEN);
+	*payload = buf + hdr_len;
+	return skb;
+}
+
+void qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
+		    struct sk_buff *skb, u32 dqpn)
+{
+	qpnic_skb_send(to_qdev(qp->ibqp.device), av, skb,
+		       rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num, dqpn));
+}
+
+/*
+ * Complete @wqe, the SQ's head, and give its slot back; caller holds the
+ * SQ lock and runs qpnic_cq_notify() after dropping it when *@notify.
+ * An error moves the QP to ERR (what follows then flushes).
+ */
+void qpnic_req_complete_locked(struct qpnic_qp *qp,
+			       const struct qpnic_send_wqe *wqe,
+			       enum ib_wc_status status, bool *notify)
+{
 	struct ib_wc wc = {
 		.wr_id = wqe->wr_id,
 		.status = status,
@@ -99,65 +100,321 @@ static void qpnic_req_complete(struct qpnic_qp *qp, u32 index,
 		.byte_len = wqe->length,
 		.qp = &qp->ibqp,
 	};
-	bool notify = false;
-	unsigned long flags;
 
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	if (qp->sq.queue.cons != index || qp->state == IB_QPS_RESET) {
-		spin_unlock_irqrestore(&qp->sq.lock, flags);
-		return;
-	}
 	if (status != IB_WC_SUCCESS || (wqe->send_flags & IB_SEND_SIGNALED))
-		notify = qpnic_cq_push(cq, &wc, false);
+		*notify |= qpnic_cq_push(to_qcq(qp->ibqp.send_cq), &wc, false);
+	if (qpnic_is_rd_atomic(wqe) && wqe->started && qp->req.rd_atomic)
+		qp->req.rd_atomic--;
 	qpnic_queue_consumed(&qp->sq.queue);
 	if (status != IB_WC_SUCCESS)
 		qpnic_qp_error_locked(qp);
+}
+
+/*
+ * A WQE marked in error (a user WQE that failed validation, an SGE whose
+ * key failed) completes so when it is the SQ's head. Returns true when it
+ * did (the QP is then in ERR). Caller holds the SQ lock.
+ */
+bool qpnic_req_head_error(struct qpnic_qp *qp, bool *notify)
+{
+	struct qpnic_send_wqe *wqe;
+
+	if (qp->sq.queue.cons == qpnic_sq_end(qp))
+		return false;
+	wqe = qpnic_sq_wqe(qp, qp->sq.queue.cons);
+	if (wqe->status == IB_WC_SUCCESS)
+		return false;
+	qpnic_req_complete_locked(qp, wqe, wqe->status, notify);
+	return true;
+}
+
+/*
+ * Go back to @psn (a NAK's, or the oldest unacknowledged one): the
+ * requester resends from the WQE and byte that PSN stands for. Caller
+ * holds the SQ lock.
+ */
+void qpnic_req_rewind(struct qpnic_qp *qp, u32 psn)
+{
+	u32 index = qp->sq.queue.cons;
+	u32 end = (qp->req.next + (qp->req.offset ? 1 : 0)) & qp->sq.queue.wrap;
+
+	for (; index != end; index = (index + 1) & qp->sq.queue.wrap) {
+		struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, index);
+		s32 into = qpnic_psn_diff(psn, wqe->first_psn);
+
+		if (!wqe->started || into < 0 ||
+		    qpnic_psn_diff(psn, wqe->last_psn) > 0)
+			continue;
+		qp->req.next = index;
+		qp->req.offset = min_t(u64, (u64)into * qp->mtu, wqe->length);
+		qp->req.psn = psn;
+		qp->req.rnr_wait = false;
+		return;
+	}
+}
+
+static u8 qpnic_send_opcode(const struct qpnic_send_wqe *wqe, bool first,
+			    bool last)
+{
+	bool imm = wqe->opcode == IB_WR_SEND_WITH_IMM ||
+		   wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+
+	if (wqe->opcode == IB_WR_SEND || wqe->opcode == IB_WR_SEND_WITH_IMM) {
+		if (first && last)
+			return imm ? QPNIC_SEND_ONLY_IMM : QPNIC_SEND_ONLY;
+		if (first)
+			return QPNIC_SEND_FIRST;
+		return last ? (imm ? QPNIC_SEND_LAST_IMM : QPNIC_SEND_LAST) :
+			      QPNIC_SEND_MIDDLE;
+	}
+	if (first && last)
+		return imm ? QPNIC_WRITE_ONLY_IMM : QPNIC_WRITE_ONLY;
+	if (first)
+		return QPNIC_WRITE_FIRST;
+	return last ? (imm ? QPNIC_WRITE_LAST_IMM : QPNIC_WRITE_LAST) :
+		      QPNIC_WRITE_MIDDLE;
+}
+
+/*
+ * Claim the next packet of a connected QP into @p; caller holds the SQ
+ * lock. Returns false when there is nothing to send now.
+ */
+static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
+			       bool *notify)
+{
+	struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, qp->req.next);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	u32 psn = qp->req.psn, npkts = 1, rem;
+	bool first, last;
+
+	if (wqe->status != IB_WC_SUCCESS) {
+		/* in order: it completes once all before it have */
+		if (qp->req.next == qp->sq.queue.cons)
+			qpnic_req_head_error(qp, notify);
+		return false;
+	}
+	if (rc) {
+		if (qp->req.rnr_wait ||
+		    qpnic_psn_diff(psn, qp->comp.psn) >= QPNIC_MAX_UNACKED)
+			return false;
+		if (!wqe->started &&
+		    ((qpnic_is_rd_atomic(wqe) &&
+		      qp->req.rd_atomic >= max_t(u32, qp->attr.max_rd_atomic, 1)) ||
+		     ((wqe->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)))
+			return false;
+	}
+	if (!wqe->started) {
+		wqe->first_psn = psn;
+		wqe->last_psn = (psn + qpnic_wqe_packets(qp, wqe) - 1) & QPNIC_PSN_MASK;
+		wqe->started = true;
+		if (qpnic_is_rd_atomic(wqe))
+			qp->req.rd_atomic++;
+	}
+
+	memset(p, 0, sizeof(*p));
+	p->wqe = wqe;
+	p->index = qp->req.next;
+	p->offset = qp->req.offset;
+	p->av = qp->av;
+	p->f.pkey = IB_DEFAULT_PKEY_FULL;
+	p->f.dqpn = qp->attr.dest_qp_num;
+	p->f.psn = psn;
+	rem = wqe->length - p->offset;
+	first = p->offset == 0;
+
+	if (wqe->opcode == IB_WR_RDMA_READ) {
+		p->f.opcode = QPNIC_READ_REQUEST;
+		p->f.reth.va = wqe->remote_addr + p->offset;
+		p->f.reth.rkey = wqe->rkey;
+		p->f.reth.len = rem;
+		npkts = max(1U, DIV_ROUND_UP(rem, qp->mtu));
+		last = true;
+	} else {
+		p->paylen = min(rem, qp->mtu);
+		last = rem <= qp->mtu;
+		p->f.opcode = qpnic_send_opcode(wqe, first, last);
+		if (first && (wqe->opcode == IB_WR_RDMA_WRITE ||
+			      wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
+			p->f.reth.va = wqe->remote_addr;
+			p->f.reth.rkey = wqe->rkey;
+			p->f.reth.len = wqe->length;
+		}
+		p->f.immdt = wqe->ex.imm_data;
+		p->f.se = last && (wqe->send_flags & IB_SEND_SOLICITED);
+		p->f.ackreq = rc && (last || !(psn % QPNIC_ACKREQ_EVERY));
+	}
+	if (!rc)
+		p->f.opcode |= QPNIC_OPC_UC;
+	p->complete = !rc && last;
+
+	if (qpnic_psn_diff(psn, qp->req.max_psn) < 0)
+		qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_TX_RETRANSMITS);
+	else
+		qp->req.max_psn = (psn + npkts) & QPNIC_PSN_MASK;
+	qp->req.psn = (psn + npkts) & QPNIC_PSN_MASK;
+	if (last) {
+		qp->req.next = (qp->req.next + 1) & qp->sq.queue.wrap;
+		qp->req.offset = 0;
+	} else {
+		qp->req.offset += p->paylen;
+	}
+	if (rc)
+		qpnic_comp_arm(qp);
+	return true;
+}
+
+/* Claim the one packet of a UD message; caller holds the SQ lock. */
+static bool qpnic_req_claim_ud(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
+			       bool *notify)
+{
+	struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, qp->req.next);
+
+	if (wqe->status != IB_WC_SUCCESS) {
+		if (qp->req.next == qp->sq.queue.cons)
+			qpnic_req_head_error(qp, notify);
+		return false;
+	}
+	memset(p, 0, sizeof(*p));
+	p->wqe = wqe;
+	p->index = qp->req.next;
+	p->paylen = wqe->length;
+	p->complete = true;
+	p->f.opcode = wqe->opcode == IB_WR_SEND_WITH_IMM ?
+		      QPNIC_UD_SEND_ONLY_IMM : QPNIC_UD_SEND_ONLY;
+	p->f.se = wqe->send_flags & IB_SEND_SOLICITED;
+	p->f.pkey = IB_DEFAULT_PKEY_FULL;
+	p->f.dqpn = wqe->ud.remote_qpn;
+	p->f.psn = qp->req.psn;
+	p->f.immdt = wqe->ex.imm_data;
+	/* IBTA 10.2.5: a Q_Key with the high bit set means "use the QP's" */
+	p->f.deth.qkey = (wqe->ud.remote_qkey & 0x80000000) ? qpnic_qp_qkey(qp) :
+							       wqe->ud.remote_qkey;
+	p->f.deth.sqpn = qp->ibqp.qp_num;
+	qp->req.next = (qp->req.next + 1) & qp->sq.queue.wrap;
+	qp->req.psn = (qp->req.psn + 1) & QPNIC_PSN_MASK;
+	return true;
+}
+
+/* The payload bytes of @p into @buf; the status if that fails. */
+static enum ib_wc_status qpnic_req_payload(struct qpnic_qp *qp,
+					   const struct qpnic_req_pkt *p, u8 *buf)
+{
+	const struct qpnic_send_wqe *wqe = p->wqe;
+	struct qpnic_copy c = { .buf = buf };
+
+	if (!p->paylen)
+		return IB_WC_SUCCESS;
+	if (!wqe->num_sge) {
+		memcpy(buf, wqe->inline_data + p->offset, p->paylen);
+		return IB_WC_SUCCESS;
+	}
+	if (qpnic_sgl_copy(to_qdev(qp->ibqp.device), qp->ibqp.pd, wqe->sge,
+			   wqe->num_sge, p->offset, p->paylen, &c))
+		return IB_WC_LOC_PROT_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/* Build and send the packet @p; the status its WQE completes with if not. */
+static enum ib_wc_status qpnic_req_send(struct qpnic_qp *qp,
+					struct qpnic_req_pkt *p)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	enum ib_wc_status status;
+	struct sk_buff *skb;
+	u8 *payload;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		if (p->paylen > READ_ONCE(qdev->mtu)) {
+			ibdev_dbg(&qdev->ibdev, "QP %u: UD send of %u bytes exceeds the MTU %u\n",
+				  qp->ibqp.qp_num, p->paylen, READ_ONCE(qdev->mtu));
+			return IB_WC_LOC_LEN_ERR;
+		}
+		if (qpnic_ah_av(qdev, p->wqe->ud.ah_num, &p->av)) {
+			ibdev_dbg(&qdev->ibdev, "QP %u: UD send through AH %u, which is gone\n",
+				  qp->ibqp.qp_num, p->wqe->ud.ah_num);
+			return IB_WC_LOC_QP_OP_ERR;
+		}
+	}
+	skb = qpnic_pkt_alloc(qp, &p->av, &p->f, p->paylen, &payload);
+	if (!skb)
+		return IB_WC_SUCCESS;	/* lost on the way: RC retries it */
+	status = qpnic_req_payload(qp, p, payload);
+	if (status != IB_WC_SUCCESS) {
+		kfree_skb(skb);
+		return status;
+	}
+	qpnic_pkt_send(qp, &p->av, skb, p->f.dqpn);
+	return IB_WC_SUCCESS;
+}
+
+/* After the packet of @p: complete UD/UC messages, record failures. */
+static void qpnic_req_done(struct qpnic_qp *qp, const struct qpnic_req_pkt *p,
+			   enum ib_wc_status status)
+{
+	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
+	bool notify = false;
+	unsigned long flags;
+
+	if (!p->complete && status == IB_WC_SUCCESS)
+		return;
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	/* a flush or a reset may have taken the WQE meanwhile */
+	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+		if (status != IB_WC_SUCCESS) {
+			/* nothing after it starts; it completes in its turn */
+			p->wqe->status = status;
+			qp->req.next = p->index;
+			qp->req.offset = 0;
+		}
+		if (qp->sq.queue.cons == p->index)
+			qpnic_req_complete_locked(qp, p->wqe, p->wqe->status,
+						  &notify);
+	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (notify)
 		qpnic_cq_notify(cq);
 }
 
 /*
- * Whether the requester starts new WQEs: in RTS, and for now only on UD
- * QPs (GSI included); connected QPs keep theirs queued until the RC/UC
- * transport lands.
+ * Whether the requester starts new packets: in RTS. Connected QPs need
+ * their path MTU; SQD lets what was started finish.
  */
 static bool qpnic_req_sends(const struct qpnic_qp *qp)
 {
-	return qp->state == IB_QPS_RTS &&
-	       (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI);
+	if (qp->dying)
+		return false;
+	if (qp->state == IB_QPS_RTS)
+		return true;
+	return qp->state == IB_QPS_SQD && qp->req.offset;
 }
 
 /* One run: returns true when the budget ran out with work left. */
 static bool qpnic_req_run(struct qpnic_qp *qp)
 {
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
 	int budget = QPNIC_REQ_BUDGET;
+	struct qpnic_req_pkt p;
 
 	for (;;) {
-		struct qpnic_send_wqe *wqe;
-		enum ib_wc_status status;
+		bool notify = false, claimed = false;
 		unsigned long flags;
-		u32 index, psn;
 
 		spin_lock_irqsave(&qp->sq.lock, flags);
-		if (!qpnic_req_sends(qp) ||
-		    qp->req.next == qp->sq.queue.prod) {
-			spin_unlock_irqrestore(&qp->sq.lock, flags);
-			return false;
+		if (qpnic_req_sends(qp) && qp->req.next != qpnic_sq_end(qp)) {
+			if (!budget--) {
+				spin_unlock_irqrestore(&qp->sq.lock, flags);
+				return true;
+			}
+			claimed = ud ? qpnic_req_claim_ud(qp, &p, &notify) :
+				       qpnic_req_claim_rc(qp, &p, &notify);
 		}
-		if (!budget--) {
-			spin_unlock_irqrestore(&qp->sq.lock, flags);
-			return true;
-		}
-		index = qp->req.next;
-		wqe = qpnic_queue_slot(&qp->sq.queue, index);
-		psn = qp->req.psn;
-		qp->req.next = (index + 1) & qp->sq.queue.wrap;
-		qp->req.psn = (psn + 1) & QPNIC_PSN_MASK;
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
-
-		status = qpnic_req_send_ud(qp, wqe, psn);
-		qpnic_req_complete(qp, index, wqe, status);
+		if (notify)
+			qpnic_cq_notify(cq);
+		if (!claimed)
+			return false;
+		qpnic_req_done(qp, &p, qpnic_req_send(qp, &p));
 	}
 }
 

@@ -2,14 +2,20 @@
 /*
  * The responder: executes requests that passed the receive path's checks
  * (recv.c), in the UDP socket's softirq or the loopback work item with BH
- * off. Today: UD SENDs into the RQ or SRQ.
+ * off: UD SENDs, and RC/UC SENDs, RDMA WRITEs and (RC) RDMA READs.
  *
- * The receive queue's lock is held from taking a WQE until its completion
- * is queued, so completions come out in WQE order and a flush never
- * interleaves with a placement. A WQE from a user ring is copied once
- * into qp->resp.wqe and only the copy is used: its SGE count is bounded
- * by the queue's max_sge, its lengths summed in 64 bits, and every SGE is
- * checked against its MR (PD, local write, bounds) before a byte lands.
+ * UD holds the receive queue's lock from taking a WQE until its
+ * completion is queued, so completions come out in WQE order and a flush
+ * never interleaves with a placement. Connected QPs hold resp_lock for
+ * each packet: a SEND takes its WQE out of the ring at its first packet
+ * and keeps the copy until its last; a flush completes that one first.
+ *
+ * A WQE from a user ring is copied once into qp->resp.wqe and only the
+ * copy is used: its SGE count is bounded by the queue's max_sge, its
+ * lengths summed in 64 bits, and every SGE is checked against its MR (PD,
+ * local write, bounds) before a byte lands. A WRITE or READ is checked
+ * against its R_Key's MR (PD, remote access, the whole range) first.
+ * ACKs, NAKs and READ responses are sent after resp_lock is dropped.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
@@ -189,10 +195,467 @@ static void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 		qpnic_srq_limit_event(rq.srq);
 }
 
+/* What a connected QP's packet leaves to do once resp_lock is dropped. */
+struct qpnic_resp_out {
+	struct qpnic_av av;
+	bool ack;		/* an ACK or NAK: @syndrome, @psn */
+	u8 syndrome;
+	u32 psn;
+	u32 msn;
+	bool read;		/* READ responses for @read_va.. from @psn */
+	u64 read_va;
+	u32 read_rkey;
+	u32 read_len;
+	bool notify;		/* the receive CQ was armed */
+	bool srq_limit;
+};
+
+#define QPNIC_AETH_ACK_CREDITS	0x1f	/* an ACK with no credit count */
+#define QPNIC_NAK_SEQ		(QPNIC_AETH_NAK | 0)
+#define QPNIC_NAK_INV_REQ	(QPNIC_AETH_NAK | 1)
+#define QPNIC_NAK_REM_ACCESS	(QPNIC_AETH_NAK | 2)
+#define QPNIC_NAK_REM_OP	(QPNIC_AETH_NAK | 3)
+
+static void qpnic_resp_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out,
+			   u8 syndrome, u32 psn)
+{
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	out->ack = true;
+	out->syndrome = syndrome;
+	out->psn = psn;
+	out->msn = qp->resp.msn;
+	if ((syndrome & QPNIC_AETH_TYPE_MASK) == QPNIC_AETH_RNR_NAK)
+		qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_TX_RNR_NAKS);
+	else if (syndrome != QPNIC_AETH_ACK_CREDITS && syndrome != QPNIC_NAK_SEQ)
+		qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_TX_ERROR_NAKS);
+}
+
+/* A receive completion for the WQE in qp->resp.wqe. */
+static void qpnic_resp_complete(struct qpnic_qp *qp, struct qpnic_resp_out *out,
+				enum ib_wc_status status, enum ib_wc_opcode opcode,
+				u32 byte_len, const __be32 *imm, bool solicited)
+{
+	struct ib_wc wc = {
+		.wr_id = qp->resp.wqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = 1,
+	};
+
+	if (imm) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = *imm;
+	}
+	out->notify |= qpnic_cq_push(to_qcq(qp->ibqp.recv_cq), &wc, solicited);
+	qp->resp.wqe_valid = false;
+}
+
+/* The responder's QP must stop: ERR, with the flush deferred. */
+static void qpnic_resp_error(struct qpnic_qp *qp)
+{
+	spin_lock(&qp->sq.lock);
+	qpnic_qp_error_locked(qp);
+	spin_unlock(&qp->sq.lock);
+}
+
+/* Take the next receive WQE for a connected QP; false if there is none. */
+static bool qpnic_resp_fetch(struct qpnic_qp *qp, struct qpnic_resp_out *out)
+{
+	struct qpnic_rq_ref rq;
+
+	if (qp->resp.wqe_valid)
+		return true;
+	qpnic_rq_ref(qp, &rq);
+	spin_lock(rq.lock);
+	if (!qpnic_queue_count(rq.queue)) {
+		spin_unlock(rq.lock);
+		return false;
+	}
+	qpnic_resp_copy_wqe(qp, &rq);
+	qpnic_queue_consumed(rq.queue);
+	if (rq.srq)
+		out->srq_limit = qpnic_srq_below_limit(rq.srq);
+	spin_unlock(rq.lock);
+	qp->resp.wqe_valid = true;
+	qp->resp.offset = 0;
+	return true;
+}
+
+static const __be32 *qpnic_pkt_imm(const struct sk_buff *skb,
+				   const struct qpnic_pkt *pkt)
+{
+	if (!(pkt->flags & QPNIC_OP_IMMDT))
+		return NULL;
+	return (const __be32 *)(skb->data +
+				qpnic_hdr_offset(pkt->opcode, QPNIC_OP_IMMDT));
+}
+
+/* A SEND packet at the expected PSN. Returns false to stop (NAK, error). */
+static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
+			    const struct qpnic_pkt *pkt, struct qpnic_resp_out *out)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_copy c = { .skb = skb, .skb_offset = pkt->hdr_len,
+				.to_mr = true };
+	bool last = pkt->flags & QPNIC_OP_LAST;
+	int err;
+
+	if (pkt->flags & QPNIC_OP_FIRST) {
+		if (!qpnic_resp_fetch(qp, out)) {
+			/* RC: not ready, ask again later; UC: the message is lost */
+			qpnic_count(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE);
+			qpnic_resp_ack(qp, out, QPNIC_AETH_RNR_NAK |
+				       (qp->attr.min_rnr_timer & 0x1f), pkt->psn);
+			return false;
+		}
+		qp->resp.offset = 0;
+	}
+	err = qpnic_sgl_copy(qdev, qp->ibqp.pd, qp->resp.wqe->sge,
+			     qp->resp.wqe->num_sge, qp->resp.offset,
+			     pkt->paylen, &c);
+	if (err) {
+		qpnic_resp_complete(qp, out, err == -EACCES ? IB_WC_LOC_PROT_ERR :
+				    IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, NULL, false);
+		qpnic_resp_ack(qp, out, err == -EACCES ? QPNIC_NAK_REM_OP :
+			       QPNIC_NAK_INV_REQ, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	qp->resp.offset += pkt->paylen;
+	qp->resp.in_send = !last;
+	if (last) {
+		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+		qpnic_resp_complete(qp, out, IB_WC_SUCCESS, IB_WC_RECV,
+				    qp->resp.offset, qpnic_pkt_imm(skb, pkt), pkt->se);
+	}
+	return true;
+}
+
+/* Whether @rkey's MR allows @access on [@va, @va + @len) for @qp. */
+static bool qpnic_resp_rkey_ok(struct qpnic_qp *qp, u32 rkey, u64 va, u32 len,
+			       int access)
+{
+	struct qpnic_mr *mr;
+
+	if (!len)
+		return true;
+	mr = qpnic_mr_lookup(to_qdev(qp->ibqp.device), qp->ibqp.pd, rkey, va,
+			     len, access);
+	if (!mr)
+		return false;
+	qpnic_mr_put(mr);
+	return true;
+}
+
+/* An RDMA WRITE packet at the expected PSN. Returns false to stop. */
+static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
+			     const struct qpnic_pkt *pkt, struct qpnic_resp_out *out)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_copy c = { .skb = skb, .skb_offset = pkt->hdr_len,
+				.to_mr = true };
+	const __be32 *imm = qpnic_pkt_imm(skb, pkt);
+	bool last = pkt->flags & QPNIC_OP_LAST;
+	struct qpnic_mr *mr;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
+		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	if (pkt->flags & QPNIC_OP_FIRST) {
+		const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode,
+							      QPNIC_OP_RETH);
+
+		qp->resp.va = get_unaligned_be64(reth);
+		qp->resp.rkey = get_unaligned_be32(reth + 8);
+		qp->resp.resid = get_unaligned_be32(reth + 12);
+		qp->resp.write_len = qp->resp.resid;
+		if (!qpnic_resp_rkey_ok(qp, qp->resp.rkey, qp->resp.va,
+					qp->resp.resid, IB_ACCESS_REMOTE_WRITE)) {
+			qpnic_resp_ack(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
+			if (qp->ibqp.qp_type == IB_QPT_RC)
+				qpnic_resp_error(qp);
+			return false;
+		}
+	}
+	/* a packet longer than the RETH allows, or a message that ends short */
+	if (pkt->paylen > qp->resp.resid ||
+	    (last && pkt->paylen != qp->resp.resid)) {
+		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	/* the receive WQE an immediate consumes must be there before a byte lands */
+	if (imm && !qpnic_resp_fetch(qp, out)) {
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE);
+		qpnic_resp_ack(qp, out, QPNIC_AETH_RNR_NAK |
+			       (qp->attr.min_rnr_timer & 0x1f), pkt->psn);
+		return false;
+	}
+	if (pkt->paylen) {
+		mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, qp->resp.rkey, qp->resp.va,
+				     pkt->paylen, IB_ACCESS_REMOTE_WRITE);
+		if (!mr) {	/* deregistered during the message */
+			qpnic_resp_ack(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
+			qpnic_resp_error(qp);
+			return false;
+		}
+		qpnic_mr_copy(mr, qp->resp.va, pkt->paylen, &c);
+		qpnic_mr_put(mr);
+	}
+	qp->resp.va += pkt->paylen;
+	qp->resp.resid -= pkt->paylen;
+	qp->resp.in_write = !last;
+	if (last) {
+		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+		if (imm)
+			qpnic_resp_complete(qp, out, IB_WC_SUCCESS,
+					    IB_WC_RECV_RDMA_WITH_IMM,
+					    qp->resp.write_len, imm, pkt->se);
+	}
+	return true;
+}
+
+/* An RDMA READ request: checked here, answered once resp_lock is dropped. */
+static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
+			    const struct qpnic_pkt *pkt, struct qpnic_resp_out *out)
+{
+	const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_RETH);
+
+	out->read_va = get_unaligned_be64(reth);
+	out->read_rkey = get_unaligned_be32(reth + 8);
+	out->read_len = get_unaligned_be32(reth + 12);
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ)) {
+		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	if (out->read_len > QPNIC_MAX_MSG_SIZE ||
+	    !qpnic_resp_rkey_ok(qp, out->read_rkey, out->read_va, out->read_len,
+				IB_ACCESS_REMOTE_READ)) {
+		qpnic_resp_ack(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	out->read = true;
+	out->psn = pkt->psn;
+	return true;
+}
+
+/* Send the READ responses @out asks for, reading the MR as they go. */
+static void qpnic_resp_send_read(struct qpnic_qp *qp, struct qpnic_resp_out *out)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	u32 npkts = max(1U, DIV_ROUND_UP(out->read_len, qp->mtu));
+	u32 i;
+
+	for (i = 0; i < npkts; i++) {
+		u32 off = i * qp->mtu, n = min(qp->mtu, out->read_len - off);
+		struct qpnic_hdr_fields f = {
+			.pkey = IB_DEFAULT_PKEY_FULL,
+			.dqpn = qp->attr.dest_qp_num,
+			.psn = (out->psn + i) & QPNIC_PSN_MASK,
+			.aeth = { QPNIC_AETH_ACK_CREDITS, out->msn },
+		};
+		struct sk_buff *skb;
+		u8 *payload;
+
+		if (npkts == 1)
+			f.opcode = QPNIC_READ_RESPONSE_ONLY;
+		else if (!i)
+			f.opcode = QPNIC_READ_RESPONSE_FIRST;
+		else
+			f.opcode = i == npkts - 1 ? QPNIC_READ_RESPONSE_LAST :
+						    QPNIC_READ_RESPONSE_MIDDLE;
+		skb = qpnic_pkt_alloc(qp, &out->av, &f, n, &payload);
+		if (!skb)
+			continue;	/* lost: the requester asks again */
+		if (n) {
+			struct qpnic_copy c = { .buf = payload };
+			struct qpnic_mr *mr;
+
+			mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, out->read_rkey,
+					     out->read_va + off, n,
+					     IB_ACCESS_REMOTE_READ);
+			if (!mr) {	/* deregistered meanwhile */
+				kfree_skb(skb);
+				return;
+			}
+			qpnic_mr_copy(mr, out->read_va + off, n, &c);
+			qpnic_mr_put(mr);
+		}
+		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
+	}
+}
+
+static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
+{
+	struct qpnic_hdr_fields f = {
+		.opcode = QPNIC_ACKNOWLEDGE,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = out->psn,
+		.aeth = { out->syndrome, out->msn },
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = qpnic_pkt_alloc(qp, &out->av, &f, 0, &payload);
+	if (skb)
+		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
+}
+
+/*
+ * Whether @pkt's opcode may come now: a FIRST or ONLY outside a message,
+ * a MIDDLE or LAST of the message in progress (IBTA 9.7.5.1.2).
+ */
+static bool qpnic_resp_opcode_in_sequence(const struct qpnic_qp *qp,
+					  const struct qpnic_pkt *pkt)
+{
+	bool starts = pkt->flags & QPNIC_OP_FIRST;
+
+	if (pkt->flags & QPNIC_OP_READ)
+		return !qp->resp.in_send && !qp->resp.in_write;
+	if (pkt->flags & QPNIC_OP_SEND)
+		return starts ? !qp->resp.in_send && !qp->resp.in_write :
+				qp->resp.in_send;
+	return starts ? !qp->resp.in_send && !qp->resp.in_write :
+			qp->resp.in_write;
+}
+
+/* A duplicate RC request (IBTA 9.7.5.1.4): answer again, execute nothing new. */
+static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
+				 const struct qpnic_pkt *pkt,
+				 struct qpnic_resp_out *out)
+{
+	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_DUP_REQUESTS);
+	if (pkt->flags & QPNIC_OP_READ) {
+		/* a READ is read again: the MR is checked again, nothing changes */
+		const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode,
+							      QPNIC_OP_RETH);
+
+		out->read_va = get_unaligned_be64(reth);
+		out->read_rkey = get_unaligned_be32(reth + 8);
+		out->read_len = get_unaligned_be32(reth + 12);
+		if (out->read_len <= QPNIC_MAX_MSG_SIZE &&
+		    qpnic_resp_rkey_ok(qp, out->read_rkey, out->read_va,
+				       out->read_len, IB_ACCESS_REMOTE_READ)) {
+			out->read = true;
+			out->psn = pkt->psn;
+			out->msn = qp->resp.msn;
+		}
+		return;
+	}
+	/* the latest ACK covers it */
+	qpnic_resp_ack(qp, out, QPNIC_AETH_ACK_CREDITS,
+		       (qp->resp.psn - 1) & QPNIC_PSN_MASK);
+}
+
+static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
+				 const struct qpnic_pkt *pkt)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	struct qpnic_resp_out out = {};
+	unsigned long flags;
+	bool done;
+	s32 ahead;
+
+	spin_lock_irqsave(&qp->resp_lock, flags);
+	if (!qpnic_resp_state_ok(qp->state) || qp->dying)
+		goto unlock;
+	out.av = qp->av;
+	ahead = qpnic_psn_diff(pkt->psn, qp->resp.psn);
+	if (rc && ahead > 0) {
+		/* a gap: one NAK until the missing packet comes */
+		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		if (!qp->resp.nak_sent) {
+			qp->resp.nak_sent = true;
+			qpnic_resp_ack(qp, &out, QPNIC_NAK_SEQ, qp->resp.psn);
+		}
+		goto unlock;
+	}
+	if (rc && ahead < 0) {
+		qpnic_resp_duplicate(qp, skb, pkt, &out);
+		goto unlock;
+	}
+	if (!rc && ahead) {
+		/* UC: packets were lost; the message in progress is dropped */
+		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		qp->resp.in_send = false;
+		qp->resp.in_write = false;
+		qp->resp.psn = pkt->psn;
+	}
+	if (!qpnic_resp_opcode_in_sequence(qp, pkt)) {
+		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		if (rc) {
+			qpnic_resp_ack(qp, &out, QPNIC_NAK_INV_REQ, pkt->psn);
+			qpnic_resp_error(qp);
+		} else {
+			qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+		}
+		goto unlock;
+	}
+	if (pkt->flags & QPNIC_OP_SEND)
+		done = qpnic_resp_send(qp, skb, pkt, &out);
+	else if (pkt->flags & QPNIC_OP_WRITE)
+		done = qpnic_resp_write(qp, skb, pkt, &out);
+	else
+		done = qpnic_resp_read(qp, skb, pkt, &out);
+	if (!done && rc)
+		goto unlock;
+	qp->resp.nak_sent = false;
+	if (pkt->flags & QPNIC_OP_READ) {
+		qp->resp.psn = (pkt->psn + max(1U, DIV_ROUND_UP(out.read_len,
+								qp->mtu))) &
+			       QPNIC_PSN_MASK;
+		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+		out.msn = qp->resp.msn;
+	} else {
+		qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+		if (done && pkt->ackreq)
+			qpnic_resp_ack(qp, &out, QPNIC_AETH_ACK_CREDITS, pkt->psn);
+	}
+unlock:
+	spin_unlock_irqrestore(&qp->resp_lock, flags);
+	if (out.notify)
+		qpnic_cq_notify(to_qcq(qp->ibqp.recv_cq));
+	if (out.srq_limit)
+		qpnic_srq_limit_event(to_qsrq(qp->ibqp.srq));
+	if (out.ack)
+		qpnic_resp_send_ack(qp, &out);
+	if (out.read)
+		qpnic_resp_send_read(qp, &out);
+}
+
+/*
+ * A flush of the RQ: the SEND in progress completes first (it was taken
+ * from the ring before everything still there). Caller holds resp_lock.
+ */
+void qpnic_resp_flush_locked(struct qpnic_qp *qp, bool *notify)
+{
+	struct qpnic_resp_out out = {};
+
+	if (!qp->resp.wqe_valid)
+		return;
+	qpnic_resp_complete(qp, &out, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, NULL,
+			    false);
+	qp->resp.in_send = false;
+	*notify |= out.notify;
+}
+
 /* A request for @qp that passed the receive checks. Consumes the skb. */
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt)
 {
-	qpnic_resp_ud(qp, skb, pkt);
+	if (QPNIC_OPC_CLASS(pkt->opcode) == QPNIC_OPC_UD)
+		qpnic_resp_ud(qp, skb, pkt);
+	else
+		qpnic_resp_connected(qp, skb, pkt);
 	kfree_skb(skb);
 }

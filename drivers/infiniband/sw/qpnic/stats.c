@@ -17,13 +17,22 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_DROP_UNKNOWN_QP].name = "rx_drop_unknown_qp",
 	[QPNIC_CNT_RX_DROP_QP_TYPE].name = "rx_drop_qp_type",
 	[QPNIC_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
-	[QPNIC_CNT_RX_DROP_NO_TRANSPORT].name = "rx_drop_no_transport",
 	[QPNIC_CNT_RX_DROP_QKEY].name = "rx_drop_bad_qkey",
 	[QPNIC_CNT_RX_DROP_NO_RECV_WQE].name = "rx_drop_no_recv_wqe",
 	[QPNIC_CNT_TX_PACKETS].name = "tx_packets",
 	[QPNIC_CNT_TX_DROP_NO_ROUTE].name = "tx_drop_no_route",
 	[QPNIC_CNT_TX_DROP_NO_MEM].name = "tx_drop_no_mem",
 	[QPNIC_CNT_LOOPBACK_PACKETS].name = "loopback_packets",
+	[QPNIC_CNT_TX_RETRANSMITS].name = "tx_retransmits",
+	[QPNIC_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
+	[QPNIC_CNT_TX_RNR_NAKS].name = "tx_rnr_naks",
+	[QPNIC_CNT_RX_RNR_NAKS].name = "rx_rnr_naks",
+	[QPNIC_CNT_TX_ERROR_NAKS].name = "tx_error_naks",
+	[QPNIC_CNT_RX_ERROR_NAKS].name = "rx_error_naks",
+	[QPNIC_CNT_RX_SEQ_NAKS].name = "rx_seq_naks",
+	[QPNIC_CNT_RX_OUT_OF_SEQUENCE].name = "rx_out_of_sequence",
+	[QPNIC_CNT_RX_DUP_REQUESTS].name = "rx_duplicate_requests",
+	[QPNIC_CNT_RX_DROP_STALE].name = "rx_drop_stale_response",
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The completer: retires RC send WQEs on what comes back from the
+ * responder (ACKs, NAKs, READ responses), in posting order, and drives
+ * retransmission: go-back-N from a sequence NAK, an RNR NAK (after the
+ * responder's RNR timer) or the local ACK timeout, each bounded by the
+ * QP's retry_cnt and rnr_retry.
+ *
+ * It runs in the receive path (BH) and in the two timers' callbacks
+ * (softirq), always under the SQ lock; completion handlers run after it
+ * is dropped. The timers are armed only while the QP is not dying, so
+ * destroy_qp stops them for good with del_timer_sync().
+ */
+#include <linux/skbuff.h>
+#include <asm/unaligned.h>
+
+#include "qpnic.h"
+
+/* IBTA 9.7.5.2.8: RNR NAK timer field to microseconds. */
+static const u32 qpnic_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/*
+ * The local ACK timeout, 4.096 us * 2^timeout; 0 means none (IBTA
+ * 11.2.4.2). A timer tick may come right after arming, so the shortest
+ * wait is two ticks.
+ */
+static unsigned long qpnic_ack_timeout(const struct qpnic_qp *qp)
+{
+	u8 t = min_t(u8, qp->attr.timeout, 31);
+
+	if (!t)
+		return 0;
+	return max(2UL, nsecs_to_jiffies(4096ULL << t));
+}
+
+/* Packets were sent and not all are acknowledged. */
+static bool qpnic_comp_outstanding(const struct qpnic_qp *qp)
+{
+	return qpnic_psn_diff(qp->req.max_psn, qp->comp.psn) > 0;
+}
+
+/* The requester sent a packet: time it, unless a timer runs already. */
+void qpnic_comp_arm(struct qpnic_qp *qp)
+{
+	unsigned long t = qpnic_ack_timeout(qp);
+
+	if (t && !qp->dying && !timer_pending(&qp->comp.retrans_timer))
+		mod_timer(&qp->comp.retrans_timer, jiffies + t);
+}
+
+/* Something was acknowledged: retries start over, the timer too. */
+static void qpnic_comp_progress(struct qpnic_qp *qp)
+{
+	unsigned long t = qpnic_ack_timeout(qp);
+
+	qp->comp.retries = qp->attr.retry_cnt;
+	qp->comp.rnr_retries = qp->attr.rnr_retry;
+	qp->comp.rewound = false;
+	if (!qpnic_comp_outstanding(qp))
+		del_timer(&qp->comp.retrans_timer);
+	else if (t && !qp->dying)
+		mod_timer(&qp->comp.retrans_timer, jiffies + t);
+}
+
+static struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp)
+{
+	struct qpnic_send_wqe *wqe;
+
+	if (qp->sq.queue.cons == qpnic_sq_end(qp))
+		return NULL;
+	wqe = qpnic_sq_wqe(qp, qp->sq.queue.cons);
+	return wqe->started ? wqe : NULL;
+}
+
+/*
+ * Go back to @psn, once per point until something is acknowledged or the
+ * timer fires: a burst of signs of one loss (every response after a lost
+ * one) rewinds once.
+ */
+static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn)
+{
+	if (qp->comp.rewound && qp->comp.rewound_psn == psn)
+		return;
+	qp->comp.rewound = true;
+	qp->comp.rewound_psn = psn;
+	qpnic_req_rewind(qp, psn);
+}
+
+/*
+ * Everything up to and including @psn is acknowledged: complete the SENDs
+ * and WRITEs it covers. A READ at the head is answered by its responses,
+ * not by an ACK: an ACK past it means its responses were lost (an
+ * implied NAK), and the READ is asked again from what is missing.
+ */
+static bool qpnic_comp_ack(struct qpnic_qp *qp, u32 psn, bool *notify)
+{
+	struct qpnic_send_wqe *wqe;
+	bool progress = false;
+
+	if (qpnic_psn_diff(psn, qp->comp.psn) < 0)
+		return false;
+	while ((wqe = qpnic_comp_head(qp))) {
+		if (wqe->opcode == IB_WR_RDMA_READ) {
+			if (qpnic_psn_diff(qp->comp.psn, wqe->first_psn) < 0)
+				qp->comp.psn = wqe->first_psn;
+			if (qpnic_psn_diff(psn, wqe->first_psn) >= 0)
+				qpnic_comp_rewind(qp, qp->comp.psn);
+			return progress;
+		}
+		if (qpnic_psn_diff(wqe->last_psn, psn) > 0)
+			break;
+		qpnic_req_complete_locked(qp, wqe, IB_WC_SUCCESS, notify);
+		progress = true;
+	}
+	qp->comp.psn = (psn + 1) & QPNIC_PSN_MASK;
+	return true;
+}
+
+/* The head WQE fails with @status (a NAK's or a retry limit's). */
+static void qpnic_comp_fail(struct qpnic_qp *qp, enum ib_wc_status status,
+			    bool *notify)
+{
+	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
+
+	if (wqe)
+		qpnic_req_complete_locked(qp, wqe, status, notify);
+	else
+		qpnic_qp_error_locked(qp);
+}
+
+static enum ib_wc_status qpnic_nak_status(u8 code)
+{
+	switch (code) {
+	case 1:
+		return IB_WC_REM_INV_REQ_ERR;
+	case 2:
+		return IB_WC_REM_ACCESS_ERR;
+	case 4:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+/* A READ response: the next expected one lands in the head READ's SGEs. */
+static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
+			    const struct qpnic_pkt *pkt, bool *notify)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
+	struct qpnic_copy c = { .skb = skb, .skb_offset = pkt->hdr_len,
+				.to_mr = true };
+	bool at_end, last = pkt->opcode == QPNIC_READ_RESPONSE_LAST ||
+		    pkt->opcode == QPNIC_READ_RESPONSE_ONLY;
+	u64 offset;
+	int err;
+
+	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
+	    qpnic_psn_diff(pkt->psn, wqe->first_psn) < 0 ||
+	    qpnic_psn_diff(pkt->psn, wqe->last_psn) > 0) {
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		return false;
+	}
+	if (qpnic_psn_diff(qp->comp.psn, wqe->first_psn) < 0)
+		qp->comp.psn = wqe->first_psn;
+	if (pkt->psn != qp->comp.psn) {
+		/* ahead: one went missing, ask again from it; behind: a duplicate */
+		if (qpnic_psn_diff(pkt->psn, qp->comp.psn) > 0)
+			qpnic_comp_rewind(qp, qp->comp.psn);
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		return false;
+	}
+	offset = (u64)qpnic_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
+	/*
+	 * The response must be the part of the READ its PSN stands for (a
+	 * READ asked again from the middle is answered FIRST from there on).
+	 */
+	at_end = pkt->psn == wqe->last_psn;
+	if (last != at_end || (!last && pkt->paylen != qp->mtu) ||
+	    offset + pkt->paylen > wqe->length ||
+	    (last && offset + pkt->paylen != wqe->length)) {
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		return false;
+	}
+	err = qpnic_sgl_copy(qdev, qp->ibqp.pd, wqe->sge, wqe->num_sge, offset,
+			     pkt->paylen, &c);
+	if (err) {
+		qpnic_req_complete_locked(qp, wqe, err == -EACCES ?
+					  IB_WC_LOC_PROT_ERR : IB_WC_LOC_LEN_ERR,
+					  notify);
+		return true;
+	}
+	qp->comp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+	if (last)
+		qpnic_req_complete_locked(qp, wqe, IB_WC_SUCCESS, notify);
+	return true;
+}
+
+/*
+ * An ACK, NAK or READ response for @qp (RC, in RTS, SQD or SQE), from the
+ * receive path with a reference on the QP.
+ */
+void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
+		    const struct qpnic_pkt *pkt)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
+	bool notify = false, progress = false;
+	unsigned long flags;
+	u8 syndrome = 0;
+
+	if (pkt->flags & QPNIC_OP_AETH)
+		syndrome = skb->data[qpnic_hdr_offset(pkt->opcode, QPNIC_OP_AETH)];
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (qp->dying || qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET ||
+	    qpnic_psn_diff(pkt->psn, qp->req.max_psn) >= 0 ||
+	    (pkt->flags & QPNIC_OP_ATMACK)) {
+		/* nothing was sent with that PSN (or no atomics were) */
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		goto out;
+	}
+	if (pkt->flags & QPNIC_OP_READ) {
+		progress = qpnic_comp_read(qp, skb, pkt, &notify);
+		goto done;
+	}
+	switch (syndrome & QPNIC_AETH_TYPE_MASK) {
+	case QPNIC_AETH_ACK:
+		progress = qpnic_comp_ack(qp, pkt->psn, &notify);
+		if (!progress)	/* acknowledges nothing new */
+			qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		break;
+	case QPNIC_AETH_RNR_NAK:
+		qpnic_count(qdev, QPNIC_CNT_RX_RNR_NAKS);
+		progress = qpnic_comp_ack(qp, (pkt->psn - 1) & QPNIC_PSN_MASK, &notify);
+		if (!qp->comp.rnr_retries) {
+			qpnic_comp_fail(qp, IB_WC_RNR_RETRY_EXC_ERR, &notify);
+			goto out;
+		}
+		if (qp->comp.rnr_retries != 7)	/* 7: retry for ever */
+			qp->comp.rnr_retries--;
+		qpnic_req_rewind(qp, pkt->psn);
+		qp->req.rnr_wait = true;
+		del_timer(&qp->comp.retrans_timer);
+		mod_timer(&qp->comp.rnr_timer, jiffies +
+			  max(1UL, usecs_to_jiffies(qpnic_rnr_usecs[syndrome & 0x1f])));
+		goto out;
+	case QPNIC_AETH_NAK:
+		progress = qpnic_comp_ack(qp, (pkt->psn - 1) & QPNIC_PSN_MASK, &notify);
+		if (!(syndrome & 0x1f)) {
+			qpnic_count(qdev, QPNIC_CNT_RX_SEQ_NAKS);
+			qpnic_comp_rewind(qp, pkt->psn);
+			break;
+		}
+		qpnic_count(qdev, QPNIC_CNT_RX_ERROR_NAKS);
+		qpnic_comp_fail(qp, qpnic_nak_status(syndrome & 0x1f), &notify);
+		goto out;
+	default:
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		goto out;
+	}
+done:
+	qpnic_req_head_error(qp, &notify);
+	if (progress)
+		qpnic_comp_progress(qp);
+out:
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (notify)
+		qpnic_cq_notify(cq);
+	qpnic_req_kick(qp);
+}
+
+static void qpnic_retrans_timeout(struct timer_list *t)
+{
+	struct qpnic_qp *qp = from_timer(qp, t, comp.retrans_timer);
+	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
+	bool notify = false, kick = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	    qpnic_comp_outstanding(qp)) {
+		qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_TIMEOUTS);
+		if (!qp->comp.retries) {
+			qpnic_comp_fail(qp, IB_WC_RETRY_EXC_ERR, &notify);
+		} else {
+			qp->comp.retries--;
+			qp->comp.rewound = false;
+			qpnic_comp_rewind(qp, qp->comp.psn);
+			kick = true;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (notify)
+		qpnic_cq_notify(cq);
+	if (kick)
+		qpnic_req_kick(qp);
+}
+
+static void qpnic_rnr_timeout(struct timer_list *t)
+{
+	struct qpnic_qp *qp = from_timer(qp, t, comp.rnr_timer);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	qp->req.rnr_wait = false;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	if (!qp->dying)
+		qpnic_req_kick(qp);
+}
+
+void qpnic_comp_init(struct qpnic_qp *qp)
+{
+	timer_setup(&qp->comp.retrans_timer, qpnic_retrans_timeout, 0);
+	timer_setup(&qp->comp.rnr_timer, qpnic_rnr_timeout, 0);
+}
+
+/*
+ * destroy_qp: no timer runs or is armed after this. The caller set
+ * qp->dying under the SQ lock, so nothing arms one again.
+ */
+void qpnic_comp_stop(struct qpnic_qp *qp)
+{
+	del_timer_sync(&qp->comp.retrans_timer);
+	del_timer_sync(&qp->comp.rnr_timer);
+}

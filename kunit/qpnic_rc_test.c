@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit suite for qpnic's connected transport (RC, UC) through the verbs a
+ * kernel ULP uses: two QPs on one device connected through the device's
+ * own GID (the loopback path runs the same requester, responder and
+ * completer as the wire). A faulty wire (qpnic_kunit_lo_hook) drops or
+ * duplicates packets; every byte is checked and the counters must show
+ * the retransmissions and duplicates.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/udp.h>
+#include <rdma/ib_cache.h>
+#include <qpnic/qpnic.h>
+#include <qpnic/wire.h>
+
+#include "qpnic_test_util.h"
+
+MODULE_IMPORT_NS(QPNIC_KUNIT);
+
+static struct {
+	struct net_device *ndev;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;	/* with an rkey for all kernel memory */
+	union ib_gid gid;
+} rc;
+
+struct rc_pair {
+	struct ib_cq *cq_a, *cq_b;
+	struct ib_qp *a, *b;
+};
+
+struct rc_opts {
+	enum ib_qp_type type;
+	u32 psn;		/* both directions start here */
+	u8 rnr_retry;
+	u8 retry_cnt;
+	u8 timeout;
+	bool a_to_nowhere;	/* A's destination QP does not exist */
+};
+
+static u64 rc_counter(struct kunit *test, const char *name)
+{
+	const struct ib_device_ops *ops = &rc.ibdev->ops;
+	struct rdma_hw_stats *stats;
+	u64 val = U64_MAX;
+	int i;
+
+	stats = ops->alloc_hw_port_stats(rc.ibdev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	ops->get_hw_stats(rc.ibdev, stats, 1, stats->num_counters);
+	for (i = 0; i < stats->num_counters; i++)
+		if (!strcmp(stats->descs[i].name, name))
+			val = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	KUNIT_ASSERT_NE_MSG(test, val, U64_MAX, "no counter %s", name);
+	return val;
+}
+
+static int rc_poll(struct ib_cq *cq, struct ib_wc *wc, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	do {
+		int n = ib_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n;
+		usleep_range(500, 1000);
+	} while (time_before(jiffies, end));
+	return ib_poll_cq(cq, 1, wc);
+}
+
+static struct ib_qp *rc_qp(struct kunit *test, struct ib_cq *cq,
+			   enum ib_qp_type type)
+{
+	struct ib_qp_init_attr attr = {
+		.qp_type = type, .send_cq = cq, .recv_cq = cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 4,
+			 .max_recv_sge = 4, .max_inline_data = 64 },
+	};
+	struct ib_qp *qp = ib_create_qp(rc.pd, &attr);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	return qp;
+}
+
+static void rc_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn,
+		       const struct rc_opts *o)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
+	};
+	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+		   IB_QP_ACCESS_FLAGS;
+	bool is_rc = o->type == IB_QPT_RC;
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, mask), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = o->psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;		/* 10 us */
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &rc.gid, 0, 0, 64, 0);
+	mask = IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+	       IB_QP_RQ_PSN;
+	if (is_rc)
+		mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, mask), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = o->psn;
+	a.timeout = o->timeout ?: 12;	/* 16.8 ms */
+	a.retry_cnt = o->retry_cnt;
+	a.rnr_retry = o->rnr_retry;
+	a.max_rd_atomic = 4;
+	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	if (is_rc)
+		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			IB_QP_MAX_QP_RD_ATOMIC;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, mask), 0);
+}
+
+static void rc_pair_init(struct kunit *test, struct rc_pair *p,
+			 const struct rc_opts *o)
+{
+	p->cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			       &(struct ib_cq_init_attr){ .cqe = 64 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq_a));
+	p->cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			       &(struct ib_cq_init_attr){ .cqe = 64 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq_b));
+	p->a = rc_qp(test, p->cq_a, o->type);
+	p->b = rc_qp(test, p->cq_b, o->type);
+	rc_connect(test, p->a, o->a_to_nowhere ? 0xfffff0 : p->b->qp_num, o);
+	rc_connect(test, p->b, p->a->qp_num, o);
+}
+
+static void rc_pair_destroy(struct rc_pair *p)
+{
+	ib_destroy_qp(p->b);
+	ib_destroy_qp(p->a);
+	ib_destroy_cq(p->cq_b);
+	ib_destroy_cq(p->cq_a);
+}
+
+static int rc_post_recv(struct ib_qp *qp, void *buf, u32 len, u64 wr_id)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)buf, .length = len, .lkey = rc.pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+static int rc_post(struct ib_qp *qp, enum ib_wr_opcode op, void *buf, u32 len,
+		   void *remote, u32 rkey, u64 wr_id)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)buf, .length = len, .lkey = rc.pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(0x1234abcd) },
+		.remote_addr = (uintptr_t)remote, .rkey = rkey,
+	};
+
+	return ib_post_send(qp, &wr.wr, NULL);
+}
+
+static void rc_fill(u8 *buf, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = seed + i * 7 + (i >> 8);
+}
+
+/* Expect one completion on @cq: status, opcode, wr_id. */
+static void rc_expect(struct kunit *test, struct ib_cq *cq,
+		      enum ib_wc_status status, enum ib_wc_opcode opcode,
+		      u64 wr_id, struct ib_wc *wc)
+{
+	KUNIT_ASSERT_EQ_MSG(test, rc_poll(cq, wc, 3000), 1, "no completion for %llu",
+			    wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc->status, status, "wr_id %llu", wr_id);
+	if (status == IB_WC_SUCCESS)
+		KUNIT_EXPECT_EQ_MSG(test, wc->opcode, opcode, "wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ(test, wc->wr_id, wr_id);
+}
+
+#define RC_LEN	(9 * 1024 + 123)	/* 10 packets at a 1024-byte MTU */
+
+/*
+ * SEND with immediate, RDMA WRITE, WRITE with immediate and RDMA READ,
+ * each ten packets, across the 24-bit PSN wrap; the bytes are checked.
+ */
+static void rc_traffic(struct kunit *test, const struct rc_opts *o)
+{
+	u8 *src = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
+	u8 *back = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
+	u32 rkey = rc.pd->unsafe_global_rkey;
+	struct rc_pair p;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	rc_pair_init(test, &p, o);
+
+	rc_fill(src, RC_LEN, 1);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst, RC_LEN, 100), 0);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND_WITH_IMM, src, RC_LEN,
+				      NULL, 0, 1), 0);
+	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 1, &wc);
+	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, RC_LEN);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x1234abcd);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, p.a->qp_num);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, RC_LEN), 0);
+
+	rc_fill(src, RC_LEN, 2);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src, RC_LEN, dst,
+				      rkey, 2), 0);
+	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
+	/* UC completes a WRITE once it is sent: give the responder time */
+	for (i = 0; i < 1000 && memcmp(dst, src, RC_LEN); i++)
+		usleep_range(500, 1000);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, RC_LEN), 0);
+
+	rc_fill(src, RC_LEN, 3);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, back, 16, 101), 0);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE_WITH_IMM, src, RC_LEN,
+				      dst, rkey, 3), 0);
+	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 3, &wc);
+	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM, 101, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, RC_LEN);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x1234abcd);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, RC_LEN), 0);
+
+	if (o->type == IB_QPT_RC) {
+		memset(back, 0, RC_LEN);
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, back, RC_LEN,
+					      dst, rkey, 4), 0);
+		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 4, &wc);
+		KUNIT_EXPECT_EQ(test, memcmp(back, src, RC_LEN), 0);
+	}
+	KUNIT_EXPECT_EQ(test, rc_poll(p.cq_a, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, rc_poll(p.cq_b, &wc, 0), 0);
+	rc_pair_destroy(&p);
+}
+
+static void qpnic_rc_traffic(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0xfffffa, .retry_cnt = 7 };
+
+	rc_traffic(test, &o);
+}
+
+static void qpnic_uc_traffic(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_UC, .psn = 0xfffffa };
+
+	rc_traffic(test, &o);
+}
+
+/* The faulty wire: drop every fifth packet, or deliver every one twice. */
+static atomic_t rc_wire_count;
+static unsigned int rc_wire_mode;
+
+static unsigned int rc_wire(const struct sk_buff *skb)
+{
+	unsigned int n = atomic_inc_return(&rc_wire_count);
+
+	if (rc_wire_mode == 0)
+		return n % 5 ? 1 : 0;
+	return 2;
+}
+
+static void rc_faulty(struct kunit *test, unsigned int mode)
+{
+	u64 retrans = rc_counter(test, "tx_retransmits");
+	u64 dups = rc_counter(test, "rx_duplicate_requests");
+	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0x10, .retry_cnt = 7,
+			     .timeout = 12 };
+
+	rc_wire_mode = mode;
+	atomic_set(&rc_wire_count, 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_wire);
+	rc_traffic(test, &o);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	if (mode == 0)
+		KUNIT_EXPECT_GT(test, rc_counter(test, "tx_retransmits"), retrans);
+	else
+		KUNIT_EXPECT_GT(test, rc_counter(test, "rx_duplicate_requests"), dups);
+}
+
+static void qpnic_rc_lossy_wire(struct kunit *test)
+{
+	rc_faulty(test, 0);
+}
+
+static void qpnic_rc_duplicating_wire(struct kunit *test)
+{
+	rc_faulty(test, 1);
+}
+
+/*
+ * No receive WQE: the responder sends RNR NAKs and the requester waits
+ * and retries (rnr_retry 7: for ever) until one is posted; with
+ * rnr_retry 0 the SEND fails at the first RNR NAK.
+ */
+static void qpnic_rc_rnr(struct kunit *test)
+{
+	u8 *buf = kunit_kzalloc(test, 2048, GFP_KERNEL);
+	u64 rnr = rc_counter(test, "tx_rnr_naks");
+	struct rc_opts o = { .type = IB_QPT_RC, .rnr_retry = 7, .retry_cnt = 7 };
+	struct rc_pair p;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	rc_pair_init(test, &p, &o);
+	rc_fill(buf, 1024, 9);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 1024, NULL, 0, 7), 0);
+	KUNIT_EXPECT_EQ(test, rc_poll(p.cq_a, &wc, 50), 0);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, buf + 1024, 1024, 70), 0);
+	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 70, &wc);
+	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 7, &wc);
+	KUNIT_EXPECT_EQ(test, memcmp(buf, buf + 1024, 1024), 0);
+	KUNIT_EXPECT_GT(test, rc_counter(test, "tx_rnr_naks"), rnr);
+	rc_pair_destroy(&p);
+
+	o.rnr_retry = 0;
+	rc_pair_init(test, &p, &o);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 64, NULL, 0, 8), 0);
+	rc_expect(test, p.cq_a, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SEND, 8, &wc);
+	rc_pair_destroy(&p);
+}
+
+/*
+ * A remote access error ends both QPs: a WRITE whose R_Key names no MR
+ * completes with IB_WC_REM_ACCESS_ERR, the WR after it flushes, and the
+ * responder's memory is untouched.
+ */
+static void qpnic_rc_remote_access(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7 };
+	u8 *buf = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	struct ib_qp_attr attr;
+	struct ib_qp_init_attr init;
+	struct rc_pair p;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	rc_pair_init(test, &p, &o);
+	memset(buf + 2048, 0x77, 2048);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, buf, 512, buf + 2048,
+				      rc.pd->unsafe_global_rkey ^ 0x1, 1), 0);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 16, NULL, 0, 2), 0);
+	rc_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 1, &wc);
+	rc_expect(test, p.cq_a, IB_WC_WR_FLUSH_ERR, IB_WC_SEND, 2, &wc);
+	KUNIT_EXPECT_EQ(test, buf[2048], 0x77);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(p.a, &attr, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(p.b, &attr, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_ERR);
+	rc_pair_destroy(&p);
+}
+
+/*
+ * Nobody answers (the destination QP does not exist): after retry_cnt
+ * retransmissions the WR completes with IB_WC_RETRY_EXC_ERR.
+ */
+static void qpnic_rc_retry_exceeded(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 2, .timeout = 8,
+			     .a_to_nowhere = true };
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u64 timeouts = rc_counter(test, "ack_timeouts");
+	struct rc_pair p;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	rc_pair_init(test, &p, &o);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 64, NULL, 0, 5), 0);
+	rc_expect(test, p.cq_a, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 5, &wc);
+	/* the first timeout and two retries */
+	KUNIT_EXPECT_EQ(test, rc_counter(test, "ack_timeouts"), timeouts + 3);
+	rc_pair_destroy(&p);
+}
+
+/* Destroying QPs with traffic in flight and timers armed leaves nothing. */
+static void qpnic_rc_destroy_busy(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .rnr_retry = 7 };
+	u8 *buf = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
+	struct rc_pair p;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	rc_pair_init(test, &p, &o);
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, RC_LEN, NULL,
+					      0, i), 0);
+	rc_pair_destroy(&p);
+}
+
+static int qpnic_rc_suite_init(struct kunit_suite *suite)
+{
+	unsigned long end;
+	int err;
+
+	rc.ndev = qpnic_test_netdev_create("qprc%d");
+	if (IS_ERR(rc.ndev))
+		return PTR_ERR(rc.ndev);
+	err = qpnic_device_add("qpnic_rc%d", rc.ndev, &rc.ibdev);
+	if (err)
+		goto err_ndev;
+	end = jiffies + 5 * HZ;
+	while ((err = rdma_query_gid(rc.ibdev, 1, 0, &rc.gid)) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	if (err)
+		goto err_dev;
+	rc.pd = ib_alloc_pd(rc.ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(rc.pd)) {
+		err = PTR_ERR(rc.pd);
+		goto err_dev;
+	}
+	return 0;
+
+err_dev:
+	qpnic_device_remove(rc.ibdev);
+err_ndev:
+	qpnic_test_netdev_destroy(rc.ndev);
+	return err;
+}
+
+static void qpnic_rc_suite_exit(struct kunit_suite *suite)
+{
+	ib_dealloc_pd(rc.pd);
+	qpnic_device_remove(rc.ibdev);
+	qpnic_test_netdev_destroy(rc.ndev);
+}
+
+static struct kunit_case qpnic_rc_cases[] = {
+	KUNIT_CASE(qpnic_rc_traffic),
+	KUNIT_CASE(qpnic_uc_traffic),
+	KUNIT_CASE(qpnic_rc_lossy_wire),
+	KUNIT_CASE(qpnic_rc_duplicating_wire),
+	KUNIT_CASE(qpnic_rc_rnr),
+	KUNIT_CASE(qpnic_rc_remote_access),
+	KUNIT_CASE(qpnic_rc_retry_exceeded),
+	KUNIT_CASE(qpnic_rc_destroy_busy),
+	{}
+};
+
+static struct kunit_suite qpnic_rc_suite = {
+	.name = "qpnic_rc",
+	.suite_init = qpnic_rc_suite_init,
+	.suite_exit = qpnic_rc_suite_exit,
+	.test_cases = qpnic_rc_cases,
+};
+
+kunit_test_suite(qpnic_rc_suite);
