@@ -567,7 +567,7 @@ static int qpnic_post_sends(struct ib_qp *qp, u32 max)
 	return n;
 }
 
-/* Sends: EINVAL before RTS; in RTS exactly max_send_wr fit, then ENOMEM. */
+/* Sends: EINVAL before RTS; then exactly max_send_wr fit, then ENOMEM. */
 static void qpnic_test_send_capacity(struct kunit *test)
 {
 	struct qpnic_test_ctx *ctx = test->priv;
@@ -586,6 +586,9 @@ static void qpnic_test_send_capacity(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
 	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, &bad), -EINVAL);
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
+	/* in SQD the requester starts nothing: the queue keeps what is posted */
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &(struct ib_qp_attr){
+		.qp_state = IB_QPS_SQD }, IB_QP_STATE), 0);
 	KUNIT_EXPECT_EQ(test, qpnic_post_sends(qp, attr.cap.max_send_wr),
 			attr.cap.max_send_wr);
 	/* the queue is full: one more is ENOMEM, and bad_wr points at it */

@@ -67,6 +67,31 @@ scale() { # driver dev max
 	rmmod qpnic_bench
 }
 
+# Data path on one device, to its own GID (both drivers loop back in
+# software): perftest's client line, "size iters peak avg msgrate" for
+# bandwidth tests, "size iters min max typical ..." for latency tests.
+perf() { # driver dev metric column program args...
+	local drv=$1 dev=$2 metric=$3 col=$4 prog=$5 gid line
+	shift 5
+	gid=$(gid_index "$dev" 10.0.0.1)
+	timeout 120 "$prog" -d "$dev" -x "$gid" -F -p 18700 "$@" >/tmp/perf-srv.log 2>&1 &
+	sleep 1
+	line=$(timeout 120 "$prog" -d "$dev" -x "$gid" -F -p 18700 "$@" 127.0.0.1 2>&1 |
+		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
+	wait
+	bench "$metric" "$drv" "$(echo "$line" | awk -v c="$col" '{print $c}')"
+}
+
+data_path() { # driver dev
+	perf "$1" "$2" write_bw_64k_MBps 4 ib_write_bw -s 65536 -n 5000
+	perf "$1" "$2" read_bw_64k_MBps 4 ib_read_bw -s 65536 -n 2000
+	perf "$1" "$2" send_bw_4k_MBps 4 ib_send_bw -s 4096 -n 20000
+	perf "$1" "$2" send_rate_64b_Mpps 5 ib_send_bw -s 64 -n 50000
+	perf "$1" "$2" send_lat_64b_usec_typical 5 ib_send_lat -s 64 -n 5000
+	perf "$1" "$2" write_lat_64b_usec_typical 5 ib_write_lat -s 64 -n 5000
+	perf "$1" "$2" read_lat_64b_usec_typical 5 ib_read_lat -s 64 -n 5000
+}
+
 run_driver() { # driver
 	local drv=$1 dev
 	setup_veth
@@ -75,6 +100,7 @@ run_driver() { # driver
 	rxe) dev=rxe0; modprobe rdma_rxe && rdma link add $dev type rxe netdev veth0 ;;
 	esac || { echo "@@ $drv: device set-up failed"; return; }
 	echo "@@ measuring $drv"
+	data_path $drv $dev
 	kernel_rates $drv $dev rc 16 1 20000
 	kernel_rates $drv $dev ud 16 1 20000
 	kernel_rates $drv $dev rc 1024 16 2000

@@ -42,14 +42,14 @@ tx=$(($(hw tx_packets) - tx0))
 lo=$(($(hw loopback_packets) - lo0))
 check "tx_packets and loopback_packets count the UD messages ($tx, $lo)" \
 	test "$tx" -ge 600 -a "$lo" -ge 600
-pingpong "ibv_rc_pingpong: 500 x 4096 bytes, data checked" \
-	ibv_rc_pingpong -s 4096 -n 500 -c
-pingpong "ibv_rc_pingpong: 100 x 64 KiB, completion events" \
-	ibv_rc_pingpong -s 65536 -n 100 -c -e
-pingpong "ibv_uc_pingpong: 500 x 1024 bytes, data checked" \
-	ibv_uc_pingpong -s 1024 -n 500 -c
+pingpong "ibv_rc_pingpong: 200 x 4096 bytes, data checked" \
+	ibv_rc_pingpong -s 4096 -n 200 -c
+pingpong "ibv_rc_pingpong: 50 x 64 KiB, completion events" \
+	ibv_rc_pingpong -s 65536 -n 50 -c -e
+pingpong "ibv_uc_pingpong: 200 x 1024 bytes, data checked" \
+	ibv_uc_pingpong -s 1024 -n 200 -c
 pingpong "ibv_srq_pingpong: 4 QPs on one SRQ, data checked" \
-	ibv_srq_pingpong -s 2048 -n 200 -q 4 -c
+	ibv_srq_pingpong -s 2048 -n 100 -q 4 -c
 
 # perftest: bandwidth and latency tests finish with every message counted
 perf() {
@@ -68,11 +68,11 @@ perf() {
 	check "$name" bash -c "test $? = 0 && test $rc_cli = 0 ||
 		{ tail -n 5 /tmp/pf-srv.log /tmp/pf-cli.log; exit 1; }"
 }
-perf "ib_write_bw: 2000 x 64 KiB" ib_write_bw -s 65536 -n 2000
-perf "ib_read_bw: 1000 x 64 KiB" ib_read_bw -s 65536 -n 1000
-perf "ib_send_bw: 2000 x 4 KiB" ib_send_bw -s 4096 -n 2000
-perf "ib_send_lat: 1000 x 64 bytes" ib_send_lat -s 64 -n 1000
-perf "ib_write_lat: 1000 x 64 bytes" ib_write_lat -s 64 -n 1000
+perf "ib_write_bw: 300 x 64 KiB" ib_write_bw -s 65536 -n 300
+perf "ib_read_bw: 200 x 64 KiB" ib_read_bw -s 65536 -n 200
+perf "ib_send_bw: 500 x 4 KiB" ib_send_bw -s 4096 -n 500
+perf "ib_send_lat: 300 x 64 bytes" ib_send_lat -s 64 -n 300
+perf "ib_write_lat: 300 x 64 bytes" ib_write_lat -s 64 -n 300
 
 # rdma_cm: connection management travels as MADs on QP1 (UD), then data
 # on the connected QPs. rping -V checks every ping's data.
@@ -89,7 +89,18 @@ cm_pair() {	# NAME "SERVER ARGS" "CLIENT ARGS"
 	check "$name" bash -c "test $? = 0 && test $rc_cli = 0 ||
 		{ tail -n 4 /tmp/cm-srv.log /tmp/cm-cli.log; exit 1; }"
 }
-cm_pair "rping -V: 50 pings of 1 KiB through rdma_cm" \
-	"rping -s -a $addr -C 50 -S 1024 -V" "rping -c -a $addr -C 50 -S 1024 -V"
+cm_pair "rping -V: 30 pings of 1 KiB through rdma_cm" \
+	"rping -s -a $addr -C 30 -S 1024 -V" "rping -c -a $addr -C 30 -S 1024 -V"
 cm_pair "udaddy: UD through rdma_cm (SIDR)" \
 	"udaddy -b $addr" "udaddy -s $addr"
+mc0=$(hw rx_multicast_packets)
+cm_pair "mckey: 10 UD messages to a multicast group" \
+	"mckey -m 239.1.2.3 -b $addr -C 10" "mckey -m 239.1.2.3 -b $addr -s -C 10"
+check "rx_multicast_packets counts the group's messages" \
+	test $(($(hw rx_multicast_packets) - mc0)) -ge 10
+
+# A kernel ULP: SENDs, an RDMA WRITE and an RDMA READ through ib_post_send,
+# every byte checked (tests/kmod/qpnic_datademo.c fails to load otherwise).
+check "kernel ULP: 32 x 64 KiB SENDs, WRITE and READ, data checked" \
+	modprobe qpnic_datademo dev="$dev" gid="$gid" count=32
+rmmod qpnic_datademo 2>/dev/null

@@ -145,9 +145,40 @@ traffic_set() {
 	traffic "ib_read_bw 200 x 64 KiB" 18605 ib_read_bw -s 65536 -n 200
 	traffic "ib_send_bw 500 x 4 KiB" 18606 ib_send_bw -s 4096 -n 500
 }
+# rping NAME ARGS...: rdma_cm connects over QP1, then RDMA READ and WRITE
+# move each ping; -V checks every byte. B retries until A listens.
+rping_pair() {
+	local name=$1 log=/tmp/rping.log ok=1
+	shift
+	if [ "$role" = a ]; then
+		timeout 120 rping -s -a 10.1.0.1 -p 18620 "$@" >$log 2>&1 && ok=0
+	else
+		for _ in $(seq 30); do
+			timeout 120 rping -c -a 10.1.0.1 -p 18620 "$@" >$log 2>&1 && { ok=0; break; }
+			sleep 1
+		done
+	fi
+	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { tail -n 4 $log; exit 1; }"
+}
+hw_counter() { cat "/sys/class/infiniband/$rdev/ports/1/hw_counters/$1"; }
 rdev=qpnicp
 phase="qpnic-qpnic"
 traffic_set
+rping_pair "rping -V 100 x 4 KiB" -C 100 -S 4096 -V
+# A faulty link both ways: 1% loss, 1% duplication, reordering.
+phase="qpnic-qpnic, netem loss 1% duplicate 1% reorder 10%"
+retrans0=$(hw_counter tx_retransmits)
+modprobe sch_netem
+/usr/sbin/tc qdisc add dev eth0 root netem delay 1ms reorder 90% loss 1% duplicate 1%
+check "peer $role: netem on eth0" bash -c "/usr/sbin/tc qdisc show dev eth0 | grep -q netem"
+traffic "ibv_rc_pingpong 300 x 4 KiB, data checked" 18611 ibv_rc_pingpong -s 4096 -n 300 -c
+rping_pair "rping -V 100 x 16 KiB" -C 100 -S 16384 -V
+traffic "ib_write_bw 200 x 64 KiB" 18612 ib_write_bw -s 65536 -n 200
+traffic "ib_read_bw 100 x 64 KiB" 18613 ib_read_bw -s 65536 -n 100
+/usr/sbin/tc qdisc del dev eth0 root
+retrans=$(($(hw_counter tx_retransmits) - retrans0))
+check "peer $role: the lossy link cost retransmissions ($retrans)" test "$retrans" -gt 0
+phase="qpnic-qpnic"
 # (use_driver sets $rdev: it runs in this shell, not under check)
 if [ "$role" = b ]; then
 	use_driver rxe

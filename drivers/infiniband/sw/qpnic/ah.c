@@ -90,16 +90,23 @@ err_count:
 	return err;
 }
 
-/* Copy the address of AH @ah_num, from any context; -ENOENT if there is none. */
-int qpnic_ah_av(struct qpnic_dev *qdev, u32 ah_num, struct qpnic_av *av)
+/*
+ * Copy the address of AH @ah_num, which must belong to @pd (a user WQE
+ * names it by number: another process's AH is not its to use). Any
+ * context; -ENOENT if there is no such AH in @pd.
+ */
+int qpnic_ah_av(struct qpnic_dev *qdev, u32 ah_num, struct ib_pd *pd,
+		struct qpnic_av *av)
 {
 	struct qpnic_ah *ah;
 	unsigned long flags;
 
 	xa_lock_irqsave(&qdev->ahs, flags);
 	ah = xa_load(&qdev->ahs, ah_num);
-	if (ah)
+	if (ah && ah->ibah.pd == pd)
 		*av = ah->av;
+	else
+		ah = NULL;
 	xa_unlock_irqrestore(&qdev->ahs, flags);
 	return ah ? 0 : -ENOENT;
 }

@@ -265,6 +265,9 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 done:
 	qpnic_req_head_error(qp, &notify);
+	/* what was acknowledged is not sent again */
+	if (qpnic_psn_diff(qp->req.psn, qp->comp.psn) < 0)
+		qpnic_req_rewind(qp, qp->comp.psn);
 	if (progress)
 		qpnic_comp_progress(qp);
 out:

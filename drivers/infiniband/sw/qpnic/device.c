@@ -351,6 +351,7 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	/* (xarrays initialised here share a lockdep class: all IRQ-safe) */
 	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	mutex_init(&qdev->mcast_lock);
+	spin_lock_init(&qdev->mcast_rx_lock);
 	INIT_LIST_HEAD(&qdev->mcast_groups);
 	skb_queue_head_init(&qdev->loopback_q);
 	INIT_WORK(&qdev->loopback_work, qpnic_loopback_work);

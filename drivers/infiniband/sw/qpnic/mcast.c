@@ -1,10 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Multicast attach/detach bookkeeping. The core counts attachments in
- * qp->usecnt (which keeps an attached QP from being destroyed), so every
- * successful attach here is one count and every detach takes one back.
+ * Multicast groups: attach/detach bookkeeping and the fan-out of a UD
+ * packet sent to a group to every QP attached to it. The core counts
+ * attachments in qp->usecnt (which keeps an attached QP from being
+ * destroyed), so every successful attach here is one count and every
+ * detach takes one back.
+ *
+ * Changes are made under mcast_lock (a mutex) and, for the lists the
+ * receive path walks, mcast_rx_lock (IRQ-safe). The receive path copies
+ * a group's QP numbers under mcast_rx_lock and delivers to each QP through
+ * qpnic_qp_get(), like any other packet: no QP pointer outlives the lock.
+ *
+ * The IP group itself is joined by whoever wants its traffic to reach the
+ * host (rdma_cm does on a multicast join, as for rdma_rxe).
  */
 #include <linux/etherdevice.h>
+#include <linux/ipv6.h>
 #include <linux/slab.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
@@ -23,6 +34,7 @@ struct qpnic_mcast_group {
 struct qpnic_mcast_attach {
 	struct list_head list;
 	struct qpnic_qp *qp;
+	u32 qpn;
 	u32 count;
 };
 
@@ -66,7 +78,9 @@ static void qpnic_mcast_free_group(struct qpnic_dev *qdev,
 		dev_mc_del(ndev, grp->mac);
 		dev_put(ndev);
 	}
+	spin_lock_irq(&qdev->mcast_rx_lock);
 	list_del(&grp->list);
+	spin_unlock_irq(&qdev->mcast_rx_lock);
 	kfree(grp);
 }
 
@@ -119,7 +133,9 @@ int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 			kfree(grp);
 			goto out;
 		}
+		spin_lock_irq(&qdev->mcast_rx_lock);
 		list_add(&grp->list, &qdev->mcast_groups);
+		spin_unlock_irq(&qdev->mcast_rx_lock);
 	}
 	at = qpnic_mcast_find_qp(grp, qp);
 	if (at) {
@@ -141,9 +157,12 @@ int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		goto out;
 	}
 	at->qp = qp;
+	at->qpn = ibqp->qp_num;
 	at->count = 1;
+	spin_lock_irq(&qdev->mcast_rx_lock);
 	list_add(&at->list, &grp->attachments);
 	grp->num_qps++;
+	spin_unlock_irq(&qdev->mcast_rx_lock);
 out:
 	mutex_unlock(&qdev->mcast_lock);
 	return err;
@@ -168,9 +187,12 @@ int qpnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	}
 	if (--at->count)
 		goto out;
+	spin_lock_irq(&qdev->mcast_rx_lock);
 	list_del(&at->list);
+	grp->num_qps--;
+	spin_unlock_irq(&qdev->mcast_rx_lock);
 	kfree(at);
-	if (!--grp->num_qps)
+	if (!grp->num_qps)
 		qpnic_mcast_free_group(qdev, grp);
 out:
 	mutex_unlock(&qdev->mcast_lock);
@@ -191,4 +213,43 @@ void qpnic_mcast_cleanup(struct qpnic_dev *qdev)
 		kfree(grp);
 	}
 	mutex_unlock(&qdev->mcast_lock);
+}
+
+/*
+ * A UD packet to the multicast QPN: every QP attached to the group its
+ * destination IP address names gets it, each through the UD responder.
+ * BH context; the caller frees the skb.
+ */
+void qpnic_mcast_rcv(struct qpnic_dev *qdev, struct sk_buff *skb,
+		     const struct qpnic_pkt *pkt)
+{
+	u32 qpns[QPNIC_MAX_MCAST_QP_ATTACH];
+	struct qpnic_mcast_attach *at;
+	struct qpnic_mcast_group *grp;
+	unsigned int n = 0, i;
+	union ib_gid mgid;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)mgid.raw);
+	else
+		memcpy(mgid.raw, &ipv6_hdr(skb)->daddr, sizeof(mgid.raw));
+	spin_lock(&qdev->mcast_rx_lock);
+	grp = qpnic_mcast_find(qdev, &mgid);
+	if (grp)
+		list_for_each_entry(at, &grp->attachments, list)
+			if (n < ARRAY_SIZE(qpns))
+				qpns[n++] = at->qpn;
+	spin_unlock(&qdev->mcast_rx_lock);
+	if (!n)
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_UNKNOWN_QP);
+	for (i = 0; i < n; i++) {
+		struct qpnic_qp *qp = qpnic_qp_get(qdev, qpns[i]);
+
+		if (!qp)
+			continue;
+		if (qp->ibqp.qp_type == IB_QPT_UD)
+			qpnic_resp_ud(qp, skb, pkt);
+		qpnic_qp_put(qp);
+	}
 }

@@ -24,6 +24,7 @@
 #define QPNIC_UVERBS_ABI_VERSION 2
 #define QPNIC_VENDOR_ID		0xffffff	/* no IEEE OUI: a software device */
 #define QPNIC_GSI_QPN		1
+#define QPNIC_MCAST_QPN		0xffffff	/* BTH DestQP of a multicast packet */
 #define QPNIC_FIRST_QPN		16
 
 /* Device limits, reported by query_device and enforced by every verb. */
@@ -72,6 +73,7 @@ enum qpnic_counter {
 	QPNIC_CNT_RX_OUT_OF_SEQUENCE,
 	QPNIC_CNT_RX_DUP_REQUESTS,
 	QPNIC_CNT_RX_DROP_STALE,
+	QPNIC_CNT_RX_MCAST,
 	QPNIC_NUM_COUNTERS
 };
 
@@ -91,7 +93,8 @@ struct qpnic_dev {
 	u32 next_ah;
 	struct xarray srqs;
 	u32 next_srq;
-	struct mutex mcast_lock;	/* protects mcast_groups */
+	struct mutex mcast_lock;	/* attach/detach against each other */
+	spinlock_t mcast_rx_lock;	/* mcast_groups against the receive path */
 	struct list_head mcast_groups;
 	u32 mtu;			/* the netdev's, as an IB MTU in bytes */
 	/* packets to a GID of this device, delivered from a work item */
@@ -410,6 +413,8 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_flush_locked(struct qpnic_qp *qp, bool *notify);
+void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
+		   const struct qpnic_pkt *pkt);
 struct sk_buff *qpnic_pkt_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
 				struct qpnic_hdr_fields *f, u32 paylen,
 				u8 **payload);
@@ -496,11 +501,14 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 int qpnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int qpnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 int qpnic_check_ah_attr(struct qpnic_dev *qdev, const struct rdma_ah_attr *attr);
-int qpnic_ah_av(struct qpnic_dev *qdev, u32 ah_num, struct qpnic_av *av);
+int qpnic_ah_av(struct qpnic_dev *qdev, u32 ah_num, struct ib_pd *pd,
+		struct qpnic_av *av);
 
 /* mcast.c */
 int qpnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int qpnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 void qpnic_mcast_cleanup(struct qpnic_dev *qdev);
+void qpnic_mcast_rcv(struct qpnic_dev *qdev, struct sk_buff *skb,
+		     const struct qpnic_pkt *pkt);
 
 #endif /* QPNIC_H */

@@ -82,6 +82,10 @@ static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 	/* one partition: the low 15 bits match the default P_Key's */
 	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
 		return QPNIC_CNT_RX_DROP_PKEY;
+	/* to a group: the attached QPs decide, one by one */
+	if (pkt->dqpn == QPNIC_MCAST_QPN)
+		return QPNIC_OPC_CLASS(pkt->opcode) == QPNIC_OPC_UD ?
+		       QPNIC_CNT_RX_MCAST : QPNIC_CNT_RX_DROP_QP_TYPE;
 	qp = qpnic_qp_get(qdev, pkt->dqpn);
 	if (!qp)
 		return QPNIC_CNT_RX_DROP_UNKNOWN_QP;
@@ -104,6 +108,12 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb)
 	struct qpnic_pkt pkt;
 
 	drop = qpnic_rcv_check(qdev, skb, &pkt, &qp);
+	if (drop == QPNIC_CNT_RX_MCAST) {
+		qpnic_count(qdev, QPNIC_CNT_RX_MCAST);
+		qpnic_mcast_rcv(qdev, skb, &pkt);
+		kfree_skb(skb);
+		return;
+	}
 	if (drop == QPNIC_NUM_COUNTERS) {
 		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
 		if (pkt.flags & QPNIC_OP_REQ) {

@@ -129,28 +129,36 @@ bool qpnic_req_head_error(struct qpnic_qp *qp, bool *notify)
 }
 
 /*
- * Go back to @psn (a NAK's, or the oldest unacknowledged one): the
- * requester resends from the WQE and byte that PSN stands for. Caller
- * holds the SQ lock.
+ * Move the requester to @psn: back (a NAK's PSN, or the oldest one not
+ * acknowledged) or forward (an ACK covered what it was about to resend).
+ * The started WQEs, from the SQ's head on, hold contiguous PSN ranges; the
+ * requester resends from the WQE and byte @psn stands for, or goes on
+ * with the first WQE not started if @psn is one past them all. A PSN
+ * before the head's is stale and changes nothing. Caller holds the SQ lock.
  */
 void qpnic_req_rewind(struct qpnic_qp *qp, u32 psn)
 {
-	u32 index = qp->sq.queue.cons;
-	u32 end = (qp->req.next + (qp->req.offset ? 1 : 0)) & qp->sq.queue.wrap;
+	u32 index = qp->sq.queue.cons, end = qpnic_sq_end(qp);
+	u64 offset = 0;
 
 	for (; index != end; index = (index + 1) & qp->sq.queue.wrap) {
 		struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, index);
 		s32 into = qpnic_psn_diff(psn, wqe->first_psn);
 
-		if (!wqe->started || into < 0 ||
-		    qpnic_psn_diff(psn, wqe->last_psn) > 0)
-			continue;
-		qp->req.next = index;
-		qp->req.offset = min_t(u64, (u64)into * qp->mtu, wqe->length);
-		qp->req.psn = psn;
-		qp->req.rnr_wait = false;
-		return;
+		if (!wqe->started || into < 0)
+			break;
+		if (qpnic_psn_diff(psn, wqe->last_psn) <= 0) {
+			offset = min_t(u64, (u64)into * qp->mtu, wqe->length);
+			goto found;
+		}
 	}
+	if (psn != qp->req.max_psn)
+		return;
+found:
+	qp->req.next = index;
+	qp->req.offset = offset;
+	qp->req.psn = psn;
+	qp->req.rnr_wait = false;
 }
 
 static u8 qpnic_send_opcode(const struct qpnic_send_wqe *wqe, bool first,
@@ -329,8 +337,8 @@ static enum ib_wc_status qpnic_req_send(struct qpnic_qp *qp,
 				  qp->ibqp.qp_num, p->paylen, READ_ONCE(qdev->mtu));
 			return IB_WC_LOC_LEN_ERR;
 		}
-		if (qpnic_ah_av(qdev, p->wqe->ud.ah_num, &p->av)) {
-			ibdev_dbg(&qdev->ibdev, "QP %u: UD send through AH %u, which is gone\n",
+		if (qpnic_ah_av(qdev, p->wqe->ud.ah_num, qp->ibqp.pd, &p->av)) {
+			ibdev_dbg(&qdev->ibdev, "QP %u: UD send through AH %u, not one of its PD\n",
 				  qp->ibqp.qp_num, p->wqe->ud.ah_num);
 			return IB_WC_LOC_QP_OP_ERR;
 		}

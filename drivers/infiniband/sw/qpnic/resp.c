@@ -139,8 +139,8 @@ static bool qpnic_resp_state_ok(enum ib_qp_state state)
 	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
-static void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
-			  const struct qpnic_pkt *pkt)
+void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
+		   const struct qpnic_pkt *pkt)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_cq *cq = to_qcq(qp->ibqp.recv_cq);

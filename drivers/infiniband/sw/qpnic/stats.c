@@ -33,6 +33,7 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_OUT_OF_SEQUENCE].name = "rx_out_of_sequence",
 	[QPNIC_CNT_RX_DUP_REQUESTS].name = "rx_duplicate_requests",
 	[QPNIC_CNT_RX_DROP_STALE].name = "rx_drop_stale_response",
+	[QPNIC_CNT_RX_MCAST].name = "rx_multicast_packets",
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);
