@@ -7,11 +7,9 @@
  * counters. Every error class the transport completes with has a case.
  */
 #include <kunit/test.h>
-#include <linux/delay.h>
 #include <linux/ipv6.h>
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <rdma/ib_cache.h>
 #include <qpnic/qpnic.h>
 
 #include "qpnic_test_util.h"
@@ -35,39 +33,6 @@ struct dt_pair {
 	struct ib_ah *ah;
 	struct ib_srq *srq;
 };
-
-static u64 dt_counter(struct kunit *test, const char *name)
-{
-	const struct ib_device_ops *ops = &dt.ibdev->ops;
-	struct rdma_hw_stats *stats;
-	u64 val = U64_MAX;
-	int i;
-
-	stats = ops->alloc_hw_port_stats(dt.ibdev, 1);
-	KUNIT_ASSERT_NOT_NULL(test, stats);
-	ops->get_hw_stats(dt.ibdev, stats, 1, stats->num_counters);
-	for (i = 0; i < stats->num_counters; i++)
-		if (!strcmp(stats->descs[i].name, name))
-			val = stats->value[i];
-	rdma_free_hw_stats_struct(stats);
-	KUNIT_ASSERT_NE_MSG(test, val, U64_MAX, "no counter %s", name);
-	return val;
-}
-
-/* Poll @cq for one completion for up to @ms milliseconds; 0 if none came. */
-static int dt_poll(struct ib_cq *cq, struct ib_wc *wc, unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	do {
-		int n = ib_poll_cq(cq, 1, wc);
-
-		if (n)
-			return n;
-		usleep_range(500, 1000);
-	} while (time_before(jiffies, end));
-	return ib_poll_cq(cq, 1, wc);
-}
 
 static void dt_srq_event(struct ib_event *ev, void *ctx)
 {
@@ -163,9 +128,9 @@ static void qpnic_dt_ud_send_recv(struct kunit *test)
 {
 	u8 *src = kunit_kzalloc(test, 256, GFP_KERNEL);
 	u8 *dst = kunit_kzalloc(test, DT_GRH + 256, GFP_KERNEL);
-	u64 tx = dt_counter(test, "tx_packets");
-	u64 lo = dt_counter(test, "loopback_packets");
-	u64 rx = dt_counter(test, "rx_packets");
+	u64 tx = qpnic_test_counter(test, dt.ibdev, "tx_packets");
+	u64 lo = qpnic_test_counter(test, dt.ibdev, "loopback_packets");
+	u64 rx = qpnic_test_counter(test, dt.ibdev, "rx_packets");
 	struct ipv6hdr *ip6h = (struct ipv6hdr *)dst;
 	struct dt_pair p;
 	struct ib_wc wc;
@@ -180,13 +145,13 @@ static void qpnic_dt_ud_send_recv(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, src, 256, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
 
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_SEND);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 0xa11ceULL);
 	KUNIT_EXPECT_PTR_EQ(test, wc.qp, p.a);
 
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 7ULL);
@@ -208,9 +173,9 @@ static void qpnic_dt_ud_send_recv(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(&ip6h->saddr, dt.gid.raw, 16), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(&ip6h->daddr, dt.gid.raw, 16), 0);
 
-	KUNIT_EXPECT_EQ(test, dt_counter(test, "tx_packets"), tx + 1);
-	KUNIT_EXPECT_EQ(test, dt_counter(test, "loopback_packets"), lo + 1);
-	KUNIT_EXPECT_EQ(test, dt_counter(test, "rx_packets"), rx + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, dt.ibdev, "tx_packets"), tx + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, dt.ibdev, "loopback_packets"), lo + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, dt.ibdev, "rx_packets"), rx + 1);
 	dt_pair_destroy(&p);
 }
 
@@ -221,7 +186,7 @@ static void qpnic_dt_ud_send_recv(struct kunit *test)
 static void qpnic_dt_ud_qkey(struct kunit *test)
 {
 	u8 *buf = kunit_kzalloc(test, 2 * DT_GRH + 64, GFP_KERNEL);
-	u64 bad = dt_counter(test, "rx_drop_bad_qkey");
+	u64 bad = qpnic_test_counter(test, dt.ibdev, "rx_drop_bad_qkey");
 	struct dt_pair p;
 	struct ib_wc wc;
 
@@ -230,17 +195,17 @@ static void qpnic_dt_ud_qkey(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, dt_post_recv(&p, buf, DT_GRH + 64, 1), 0);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf + 100, 16, DT_QKEY + 1,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
-	KUNIT_EXPECT_EQ(test, dt_poll(p.cq_b, &wc, 100), 0);
-	KUNIT_EXPECT_EQ(test, dt_counter(test, "rx_drop_bad_qkey"), bad + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 100), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, dt.ibdev, "rx_drop_bad_qkey"), bad + 1);
 
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf + 100, 16, 0x80000000,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 1ULL);
-	KUNIT_EXPECT_EQ(test, dt_counter(test, "rx_drop_bad_qkey"), bad + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, dt.ibdev, "rx_drop_bad_qkey"), bad + 1);
 	dt_pair_destroy(&p);
 }
 
@@ -248,7 +213,7 @@ static void qpnic_dt_ud_qkey(struct kunit *test)
 static void qpnic_dt_ud_no_recv_wqe(struct kunit *test)
 {
 	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
-	u64 none = dt_counter(test, "rx_drop_no_recv_wqe");
+	u64 none = qpnic_test_counter(test, dt.ibdev, "rx_drop_no_recv_wqe");
 	struct dt_pair p;
 	struct ib_wc wc;
 
@@ -256,10 +221,10 @@ static void qpnic_dt_ud_no_recv_wqe(struct kunit *test)
 	dt_pair_init(test, &p, NULL);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
-	KUNIT_EXPECT_EQ(test, dt_poll(p.cq_b, &wc, 100), 0);
-	KUNIT_EXPECT_EQ(test, dt_counter(test, "rx_drop_no_recv_wqe"), none + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 100), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, dt.ibdev, "rx_drop_no_recv_wqe"), none + 1);
 	dt_pair_destroy(&p);
 }
 
@@ -286,10 +251,10 @@ static void qpnic_dt_ud_local_errors(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, dt_post_recv(&p, buf, DT_GRH + 16, 1), 0);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf + 1024, 64, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_LEN_ERR);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 1ULL);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 
 	/* a receive SGE whose key names no MR: nothing lands */
 	memset(buf, 0xee, 512);
@@ -298,23 +263,23 @@ static void qpnic_dt_ud_local_errors(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ib_post_recv(p.b, &rwr, NULL), 0);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf + 1024, 64, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_PROT_ERR);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 2ULL);
 	KUNIT_EXPECT_EQ(test, buf[0], 0xee);
 	KUNIT_EXPECT_EQ(test, buf[511], 0xee);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 
 	/* a send SGE with a bad key: error completion, QP in ERR, the rest flushes */
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY, bad_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_PROT_ERR);
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 0xa11ceULL);
 	KUNIT_EXPECT_EQ(test, ib_query_qp(p.a, &attr, IB_QP_STATE, &init), 0);
 	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_ERR);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
 
 	/* longer than the path MTU (1024 on a 1500-byte netdev) */
@@ -325,7 +290,7 @@ static void qpnic_dt_ud_local_errors(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(p.a), 0);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 1025, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_LOC_LEN_ERR);
 	dt_pair_destroy(&p);
 }
@@ -355,13 +320,13 @@ static void qpnic_dt_ud_inline_scatter(struct kunit *test)
 					   IB_SEND_INLINE), 0);
 	/* the inline payload was copied at post time */
 	memset(src, 0, 64);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, DT_GRH + 64);
 	for (i = 0; i < 64; i++)
 		KUNIT_EXPECT_EQ(test, r2[10 + i], 0x80 | i);
 	KUNIT_EXPECT_EQ(test, r2[10 + 64], 0);
-	KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	dt_pair_destroy(&p);
 }
@@ -384,10 +349,10 @@ static void qpnic_dt_ud_srq(struct kunit *test)
 	for (i = 0; i < 2; i++) {
 		KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf + 4 * 128, 32, DT_QKEY,
 						   dt.pd->local_dma_lkey, 0), 0);
-		KUNIT_ASSERT_EQ(test, dt_poll(p.cq_b, &wc, 2000), 1);
+		KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 		KUNIT_EXPECT_EQ(test, wc.wr_id, 10ULL + i);
-		KUNIT_ASSERT_EQ(test, dt_poll(p.cq_a, &wc, 2000), 1);
+		KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
 	}
 	/* 4 -> 3 is not below 3; 3 -> 2 is, once (raised after the CQE) */
 	for (i = 0; i < 1000 && !atomic_read(&events); i++)
@@ -400,7 +365,6 @@ static void qpnic_dt_ud_srq(struct kunit *test)
 
 static int qpnic_dt_suite_init(struct kunit_suite *suite)
 {
-	unsigned long end;
 	int err;
 
 	dt.ndev = qpnic_test_netdev_create("qpdt%d");
@@ -409,11 +373,7 @@ static int qpnic_dt_suite_init(struct kunit_suite *suite)
 	err = qpnic_device_add("qpnic_dt%d", dt.ndev, &dt.ibdev);
 	if (err)
 		goto err_ndev;
-	/* the core adds the default GID from a work item */
-	end = jiffies + 5 * HZ;
-	while ((err = rdma_query_gid(dt.ibdev, 1, 0, &dt.gid)) &&
-	       time_before(jiffies, end))
-		usleep_range(1000, 2000);
+	err = qpnic_test_gid0(dt.ibdev, &dt.gid);
 	if (err)
 		goto err_dev;
 	dt.pd = ib_alloc_pd(dt.ibdev, 0);

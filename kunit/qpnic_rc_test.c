@@ -8,11 +8,9 @@
  * the retransmissions and duplicates.
  */
 #include <kunit/test.h>
-#include <linux/delay.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
-#include <rdma/ib_cache.h>
 #include <qpnic/qpnic.h>
 #include <qpnic/wire.h>
 
@@ -40,38 +38,6 @@ struct rc_opts {
 	u8 timeout;
 	bool a_to_nowhere;	/* A's destination QP does not exist */
 };
-
-static u64 rc_counter(struct kunit *test, const char *name)
-{
-	const struct ib_device_ops *ops = &rc.ibdev->ops;
-	struct rdma_hw_stats *stats;
-	u64 val = U64_MAX;
-	int i;
-
-	stats = ops->alloc_hw_port_stats(rc.ibdev, 1);
-	KUNIT_ASSERT_NOT_NULL(test, stats);
-	ops->get_hw_stats(rc.ibdev, stats, 1, stats->num_counters);
-	for (i = 0; i < stats->num_counters; i++)
-		if (!strcmp(stats->descs[i].name, name))
-			val = stats->value[i];
-	rdma_free_hw_stats_struct(stats);
-	KUNIT_ASSERT_NE_MSG(test, val, U64_MAX, "no counter %s", name);
-	return val;
-}
-
-static int rc_poll(struct ib_cq *cq, struct ib_wc *wc, unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	do {
-		int n = ib_poll_cq(cq, 1, wc);
-
-		if (n)
-			return n;
-		usleep_range(500, 1000);
-	} while (time_before(jiffies, end));
-	return ib_poll_cq(cq, 1, wc);
-}
 
 static struct ib_qp *rc_qp(struct kunit *test, struct ib_cq *cq,
 			   enum ib_qp_type type)
@@ -191,7 +157,7 @@ static void rc_expect(struct kunit *test, struct ib_cq *cq,
 		      enum ib_wc_status status, enum ib_wc_opcode opcode,
 		      u64 wr_id, struct ib_wc *wc)
 {
-	KUNIT_ASSERT_EQ_MSG(test, rc_poll(cq, wc, 3000), 1, "no completion for %llu",
+	KUNIT_ASSERT_EQ_MSG(test, qpnic_test_poll(cq, wc, 3000), 1, "no completion for %llu",
 			    wr_id);
 	KUNIT_EXPECT_EQ_MSG(test, wc->status, status, "wr_id %llu", wr_id);
 	if (status == IB_WC_SUCCESS)
@@ -258,8 +224,8 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 4, &wc);
 		KUNIT_EXPECT_EQ(test, memcmp(back, src, RC_LEN), 0);
 	}
-	KUNIT_EXPECT_EQ(test, rc_poll(p.cq_a, &wc, 0), 0);
-	KUNIT_EXPECT_EQ(test, rc_poll(p.cq_b, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 0), 0);
 	rc_pair_destroy(&p);
 }
 
@@ -292,8 +258,8 @@ static unsigned int rc_wire(const struct sk_buff *skb)
 
 static void rc_faulty(struct kunit *test, unsigned int mode)
 {
-	u64 retrans = rc_counter(test, "tx_retransmits");
-	u64 dups = rc_counter(test, "rx_duplicate_requests");
+	u64 retrans = qpnic_test_counter(test, rc.ibdev, "tx_retransmits");
+	u64 dups = qpnic_test_counter(test, rc.ibdev, "rx_duplicate_requests");
 	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0x10, .retry_cnt = 7,
 			     .timeout = 12 };
 
@@ -303,9 +269,11 @@ static void rc_faulty(struct kunit *test, unsigned int mode)
 	rc_traffic(test, &o);
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
 	if (mode == 0)
-		KUNIT_EXPECT_GT(test, rc_counter(test, "tx_retransmits"), retrans);
+		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
+							 "tx_retransmits"), retrans);
 	else
-		KUNIT_EXPECT_GT(test, rc_counter(test, "rx_duplicate_requests"), dups);
+		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
+							 "rx_duplicate_requests"), dups);
 }
 
 static void qpnic_rc_lossy_wire(struct kunit *test)
@@ -326,21 +294,26 @@ static void qpnic_rc_duplicating_wire(struct kunit *test)
 static void qpnic_rc_rnr(struct kunit *test)
 {
 	u8 *buf = kunit_kzalloc(test, 2048, GFP_KERNEL);
-	u64 rnr = rc_counter(test, "tx_rnr_naks");
+	u64 rnr = qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks");
 	struct rc_opts o = { .type = IB_QPT_RC, .rnr_retry = 7, .retry_cnt = 7 };
 	struct rc_pair p;
 	struct ib_wc wc;
+	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	rc_pair_init(test, &p, &o);
 	rc_fill(buf, 1024, 9);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 1024, NULL, 0, 7), 0);
-	KUNIT_EXPECT_EQ(test, rc_poll(p.cq_a, &wc, 50), 0);
+	/* the SEND waits, NAKed again and again, until there is a receive */
+	for (i = 0; i < 2000 && qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks") < rnr + 2;
+	     i++)
+		usleep_range(500, 1000);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
 	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, buf + 1024, 1024, 70), 0);
 	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 70, &wc);
 	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 7, &wc);
 	KUNIT_EXPECT_EQ(test, memcmp(buf, buf + 1024, 1024), 0);
-	KUNIT_EXPECT_GT(test, rc_counter(test, "tx_rnr_naks"), rnr);
+	KUNIT_EXPECT_GE(test, qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks"), rnr + 2);
 	rc_pair_destroy(&p);
 
 	o.rnr_retry = 0;
@@ -389,7 +362,7 @@ static void qpnic_rc_retry_exceeded(struct kunit *test)
 	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 2, .timeout = 8,
 			     .a_to_nowhere = true };
 	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
-	u64 timeouts = rc_counter(test, "ack_timeouts");
+	u64 timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
 	struct rc_pair p;
 	struct ib_wc wc;
 
@@ -398,7 +371,7 @@ static void qpnic_rc_retry_exceeded(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 64, NULL, 0, 5), 0);
 	rc_expect(test, p.cq_a, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 5, &wc);
 	/* the first timeout and two retries */
-	KUNIT_EXPECT_EQ(test, rc_counter(test, "ack_timeouts"), timeouts + 3);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"), timeouts + 3);
 	rc_pair_destroy(&p);
 }
 
@@ -420,7 +393,6 @@ static void qpnic_rc_destroy_busy(struct kunit *test)
 
 static int qpnic_rc_suite_init(struct kunit_suite *suite)
 {
-	unsigned long end;
 	int err;
 
 	rc.ndev = qpnic_test_netdev_create("qprc%d");
@@ -429,10 +401,7 @@ static int qpnic_rc_suite_init(struct kunit_suite *suite)
 	err = qpnic_device_add("qpnic_rc%d", rc.ndev, &rc.ibdev);
 	if (err)
 		goto err_ndev;
-	end = jiffies + 5 * HZ;
-	while ((err = rdma_query_gid(rc.ibdev, 1, 0, &rc.gid)) &&
-	       time_before(jiffies, end))
-		usleep_range(1000, 2000);
+	err = qpnic_test_gid0(rc.ibdev, &rc.gid);
 	if (err)
 		goto err_dev;
 	rc.pd = ib_alloc_pd(rc.ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);

@@ -114,26 +114,6 @@ static struct sk_buff *qpnic_rx_build(struct kunit *test,
 	return skb;
 }
 
-/* The port's counters, by name: the suite names what it expects. */
-static u64 qpnic_rx_counter(struct kunit *test, const char *name)
-{
-	const struct ib_device_ops *ops = &rx.ibdev->ops;
-	struct rdma_hw_stats *stats;
-	u64 val = U64_MAX;
-	int i;
-
-	KUNIT_ASSERT_NOT_NULL(test, ops->alloc_hw_port_stats);
-	stats = ops->alloc_hw_port_stats(rx.ibdev, 1);
-	KUNIT_ASSERT_NOT_NULL(test, stats);
-	ops->get_hw_stats(rx.ibdev, stats, 1, stats->num_counters);
-	for (i = 0; i < stats->num_counters; i++)
-		if (!strcmp(stats->descs[i].name, name))
-			val = stats->value[i];
-	rdma_free_hw_stats_struct(stats);
-	KUNIT_ASSERT_NE_MSG(test, val, U64_MAX, "no counter %s", name);
-	return val;
-}
-
 static const char *const qpnic_rx_counter_names[] = {
 	"rx_packets", "rx_icrc_errors", "rx_drop_malformed",
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
@@ -149,7 +129,7 @@ static void qpnic_rx_expect(struct kunit *test, const struct qpnic_rx_spec *s,
 	int i, j;
 
 	for (i = 0; i < ARRAY_SIZE(qpnic_rx_counter_names); i++)
-		before[i] = qpnic_rx_counter(test, qpnic_rx_counter_names[i]);
+		before[i] = qpnic_test_counter(test, rx.ibdev, qpnic_rx_counter_names[i]);
 	qpnic_rcv(qpnic_rx_build(test, s, rx.ndev));
 	for (i = 0; i < ARRAY_SIZE(qpnic_rx_counter_names); i++) {
 		u64 want = before[i];
@@ -157,7 +137,8 @@ static void qpnic_rx_expect(struct kunit *test, const struct qpnic_rx_spec *s,
 		for (j = 0; bumped[j]; j++)
 			if (!strcmp(bumped[j], qpnic_rx_counter_names[i]))
 				want++;
-		KUNIT_EXPECT_EQ_MSG(test, qpnic_rx_counter(test, qpnic_rx_counter_names[i]),
+		KUNIT_EXPECT_EQ_MSG(test, qpnic_test_counter(test, rx.ibdev,
+							     qpnic_rx_counter_names[i]),
 				    want, "counter %s, opcode %#x to QP %#x",
 				    qpnic_rx_counter_names[i], s->opcode, s->dqpn);
 	}
@@ -243,10 +224,10 @@ static void qpnic_rx_other_netdev(struct kunit *test)
 {
 	struct qpnic_rx_spec s = { .opcode = QPNIC_ACKNOWLEDGE, .pkey = 0xffff,
 				   .dqpn = 0xabcde, .ext = QPNIC_AETH_LEN };
-	u64 before = qpnic_rx_counter(test, "rx_drop_unknown_qp");
+	u64 before = qpnic_test_counter(test, rx.ibdev, "rx_drop_unknown_qp");
 
 	qpnic_rcv(qpnic_rx_build(test, &s, rx.other));
-	KUNIT_EXPECT_EQ(test, qpnic_rx_counter(test, "rx_drop_unknown_qp"), before);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev, "rx_drop_unknown_qp"), before);
 }
 
 static int qpnic_rx_suite_init(struct kunit_suite *suite)

@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers the qpnic KUnit suites share: a test netdev that drops what it
- * transmits, and QP moves through INIT, RTR and RTS looping back to a
- * link-local GID.
+ * transmits, QP moves through INIT, RTR and RTS looping back to a
+ * link-local GID, the port counters by name, a CQ poll with a deadline and
+ * the device's default GID.
  */
 #ifndef QPNIC_TEST_UTIL_H
 #define QPNIC_TEST_UTIL_H
 
+#include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/udp.h>
 #include <net/ip.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 /*
@@ -134,6 +138,54 @@ static inline int qpnic_to_rts(struct ib_qp *qp)
 		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
 			IB_QP_MAX_QP_RD_ATOMIC;
 	return ib_modify_qp(qp, &a, mask);
+}
+
+/* The port counter @name of @ibdev: the suites name what they expect. */
+static inline u64 qpnic_test_counter(struct kunit *test, struct ib_device *ibdev,
+				     const char *name)
+{
+	const struct ib_device_ops *ops = &ibdev->ops;
+	struct rdma_hw_stats *stats;
+	u64 val = U64_MAX;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ops->alloc_hw_port_stats);
+	stats = ops->alloc_hw_port_stats(ibdev, 1);
+	KUNIT_ASSERT_NOT_NULL(test, stats);
+	ops->get_hw_stats(ibdev, stats, 1, stats->num_counters);
+	for (i = 0; i < stats->num_counters; i++)
+		if (!strcmp(stats->descs[i].name, name))
+			val = stats->value[i];
+	rdma_free_hw_stats_struct(stats);
+	KUNIT_ASSERT_NE_MSG(test, val, U64_MAX, "no counter %s", name);
+	return val;
+}
+
+/* Poll @cq for one completion for up to @ms milliseconds; 0 if none came. */
+static inline int qpnic_test_poll(struct ib_cq *cq, struct ib_wc *wc,
+				  unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	do {
+		int n = ib_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n;
+		usleep_range(500, 1000);
+	} while (time_before(jiffies, end));
+	return ib_poll_cq(cq, 1, wc);
+}
+
+/* GID 0 of @ibdev, which the core adds from a work item after registering. */
+static inline int qpnic_test_gid0(struct ib_device *ibdev, union ib_gid *gid)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	int err;
+
+	while ((err = rdma_query_gid(ibdev, 1, 0, gid)) && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	return err;
 }
 
 #endif /* QPNIC_TEST_UTIL_H */

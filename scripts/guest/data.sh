@@ -28,7 +28,8 @@ pingpong() {
 	rc_srv=$?
 	check "$name" bash -c "test $rc_srv = 0 && test $rc_cli = 0 &&
 		grep -q 'bytes in' /tmp/pp-srv.log && grep -q 'bytes in' /tmp/pp-cli.log ||
-		{ tail -n 3 /tmp/pp-srv.log /tmp/pp-cli.log; exit 1; }"
+		{ grep -h 'Failed status\|unknown\|Couldn' /tmp/pp-srv.log /tmp/pp-cli.log;
+		  exit 1; }"
 }
 
 tx0=$(hw tx_packets)

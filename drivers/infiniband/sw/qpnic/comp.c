@@ -26,7 +26,9 @@ static const u32 qpnic_rnr_usecs[32] = {
 /*
  * The local ACK timeout, 4.096 us * 2^timeout; 0 means none (IBTA
  * 11.2.4.2). A timer tick may come right after arming, so the shortest
- * wait is two ticks.
+ * wait is two ticks. Each expiry in a row doubles the wait (up to 64
+ * times), so a peer that is slow, not gone, is not flooded with resends
+ * that only make it slower; any progress brings it back.
  */
 static unsigned long qpnic_ack_timeout(const struct qpnic_qp *qp)
 {
@@ -34,7 +36,7 @@ static unsigned long qpnic_ack_timeout(const struct qpnic_qp *qp)
 
 	if (!t)
 		return 0;
-	return max(2UL, nsecs_to_jiffies(4096ULL << t));
+	return max(2UL, nsecs_to_jiffies(4096ULL << t)) << qp->comp.backoff;
 }
 
 /* Packets were sent and not all are acknowledged. */
@@ -55,11 +57,13 @@ void qpnic_comp_arm(struct qpnic_qp *qp)
 /* Something was acknowledged: retries start over, the timer too. */
 static void qpnic_comp_progress(struct qpnic_qp *qp)
 {
-	unsigned long t = qpnic_ack_timeout(qp);
+	unsigned long t;
 
 	qp->comp.retries = qp->attr.retry_cnt;
 	qp->comp.rnr_retries = qp->attr.rnr_retry;
 	qp->comp.rewound = false;
+	qp->comp.backoff = 0;
+	t = qpnic_ack_timeout(qp);
 	if (!qpnic_comp_outstanding(qp))
 		del_timer(&qp->comp.retrans_timer);
 	else if (t && !qp->dying)
@@ -292,6 +296,8 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 			qpnic_comp_fail(qp, IB_WC_RETRY_EXC_ERR, &notify);
 		} else {
 			qp->comp.retries--;
+			if (qp->comp.backoff < 6)
+				qp->comp.backoff++;
 			qp->comp.rewound = false;
 			qpnic_comp_rewind(qp, qp->comp.psn);
 			kick = true;

@@ -604,6 +604,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->req.rnr_wait = false;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.rewound = false;
+		qp->comp.backoff = 0;
 		qp->comp.retries = qp->attr.retry_cnt;
 		qp->comp.rnr_retries = qp->attr.rnr_retry;
 	}

@@ -272,6 +272,7 @@ struct qpnic_qp {
 		u32 psn;		/* the oldest PSN not acknowledged */
 		u32 retries;		/* retry_cnt left */
 		u32 rnr_retries;	/* rnr_retry left (7: infinite) */
+		u32 backoff;		/* timeouts in a row: the wait doubles */
 		u32 rewound_psn;	/* the last go-back point ... */
 		bool rewound;		/* ... taken since the last progress */
 		struct timer_list retrans_timer;
