@@ -75,6 +75,7 @@ struct qpnic_rx_spec {
 	unsigned int paylen;	/* payload bytes */
 	bool bad_icrc;
 	unsigned int truncate;	/* UDP payload bytes to keep, 0 for all */
+	u32 psn;		/* 0 for 0x123, the test QPs' rq_psn */
 };
 
 /*
@@ -101,7 +102,7 @@ static struct sk_buff *qpnic_rx_build(struct kunit *test,
 	bth[1] = s->bth_flags;
 	put_unaligned_be16(s->pkey, bth + 2);
 	put_unaligned_be32(s->dqpn, bth + 4);
-	put_unaligned_be32(0x80000000 | 0x123, bth + 8);
+	put_unaligned_be32(0x80000000 | (s->psn ?: 0x123), bth + 8);
 	memset(bth + QPNIC_BTH_LEN + s->ext, 0x5a, s->paylen);
 	put_unaligned_le32(qpnic_rx_ref_icrc((u8 *)iph, len) ^ (s->bad_icrc ? 1 : 0),
 			   (u8 *)iph + len - QPNIC_ICRC_LEN);
@@ -118,7 +119,8 @@ static const char *const qpnic_rx_counter_names[] = {
 	"rx_packets", "rx_icrc_errors", "rx_drop_malformed",
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
 	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_bad_qkey",
-	"rx_drop_no_recv_wqe", "rx_drop_stale_response",
+	"rx_drop_no_recv_wqe", "rx_drop_stale_response", "rx_out_of_sequence",
+	"rx_duplicate_requests",
 };
 
 /* Receive @s and expect exactly the counters in @bumped to rise by one. */
@@ -174,7 +176,7 @@ static void qpnic_rx_bad_packets(struct kunit *test)
 	qpnic_rx_expect(test, &s, COUNTED("rx_drop_unknown_qp"));
 }
 
-/* Packets for live QPs: type and state decide before the transport. */
+/* Packets for live QPs: type and state, then the responder's PSN window. */
 static void qpnic_rx_qp_checks(struct kunit *test)
 {
 	struct ib_qp_init_attr attr = {
@@ -208,6 +210,16 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	qpnic_rx_expect(test, &ack, COUNTED("rx_drop_qp_state"));
 	/* a SEND at the expected PSN with no receive WQE: RNR */
 	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_drop_no_recv_wqe"));
+	/* PSNs outside the expected one: ahead is a gap, behind a duplicate */
+	send.psn = 0x130;
+	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_out_of_sequence"));
+	send.psn = 0x123 + 0x7fffff;	/* the far edge of the window */
+	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_out_of_sequence"));
+	send.psn = 0x100;
+	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_duplicate_requests"));
+	send.psn = (0x123 - 0x800000) & 0xffffff;	/* half the PSN space behind */
+	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_duplicate_requests"));
+	send.psn = 0;
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
 	/* an ACK for nothing sent */
 	qpnic_rx_expect(test, &ack, COUNTED("rx_packets", "rx_drop_stale_response"));
