@@ -22,6 +22,7 @@ static struct {
 	struct net_device *ndev;
 	struct ib_device *ibdev;
 	struct ib_pd *pd;	/* with an rkey for all kernel memory */
+	struct ib_mr *atomic_mr;	/* the same, remote atomics allowed */
 	union ib_gid gid;
 } rc;
 
@@ -59,7 +60,8 @@ static void rc_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn,
 {
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC,
 	};
 	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
 		   IB_QP_ACCESS_FLAGS;
@@ -144,6 +146,23 @@ static int rc_post(struct ib_qp *qp, enum ib_wr_opcode op, void *buf, u32 len,
 	return ib_post_send(qp, &wr.wr, NULL);
 }
 
+static int rc_post_atomic(struct ib_qp *qp, enum ib_wr_opcode op, u64 *result,
+			  u64 *remote, u64 compare_add, u64 swap, u64 wr_id)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)result, .length = sizeof(*result),
+		.lkey = rc.pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = (uintptr_t)remote, .rkey = rc.atomic_mr->rkey,
+		.compare_add = compare_add, .swap = swap,
+	};
+
+	return ib_post_send(qp, &wr.wr, NULL);
+}
+
 static void rc_fill(u8 *buf, u32 len, u8 seed)
 {
 	u32 i;
@@ -166,6 +185,47 @@ static void rc_expect(struct kunit *test, struct ib_cq *cq,
 }
 
 #define RC_LEN	(9 * 1024 + 123)	/* 10 packets at a 1024-byte MTU */
+#define RC_ADDS	20
+
+/*
+ * FETCH_ADDs back to back (max_rd_atomic 4 in flight), then a CMP_SWAP
+ * that swaps and one that does not: each original value is the one the
+ * sequence implies, so none ran twice (a duplicate is answered from the
+ * responder's resources) and none was lost.
+ */
+static void rc_atomics(struct kunit *test, struct rc_pair *p)
+{
+	u64 *target = kunit_kzalloc(test, sizeof(u64), GFP_KERNEL);
+	u64 *res = kunit_kcalloc(test, RC_ADDS + 2, sizeof(u64), GFP_KERNEL);
+	struct ib_wc wc;
+	u64 expect = 1000;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, target);
+	KUNIT_ASSERT_NOT_NULL(test, res);
+	*target = expect;
+	for (i = 1; i <= RC_ADDS; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_atomic(p->a, IB_WR_ATOMIC_FETCH_AND_ADD,
+						     &res[i - 1], target, i, 0,
+						     10 + i), 0);
+	for (i = 1; i <= RC_ADDS; i++) {
+		rc_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_FETCH_ADD, 10 + i, &wc);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, 8U);
+		KUNIT_EXPECT_EQ_MSG(test, res[i - 1], expect, "add %d", i);
+		expect += i;
+	}
+	KUNIT_EXPECT_EQ(test, *target, expect);
+	KUNIT_ASSERT_EQ(test, rc_post_atomic(p->a, IB_WR_ATOMIC_CMP_AND_SWP,
+					     &res[RC_ADDS], target, expect, 7, 40), 0);
+	KUNIT_ASSERT_EQ(test, rc_post_atomic(p->a, IB_WR_ATOMIC_CMP_AND_SWP,
+					     &res[RC_ADDS + 1], target, expect, 9,
+					     41), 0);
+	rc_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_COMP_SWAP, 40, &wc);
+	rc_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_COMP_SWAP, 41, &wc);
+	KUNIT_EXPECT_EQ(test, res[RC_ADDS], expect);
+	KUNIT_EXPECT_EQ(test, res[RC_ADDS + 1], 7ULL);
+	KUNIT_EXPECT_EQ(test, *target, 7ULL);
+}
 
 /*
  * SEND with immediate, RDMA WRITE, WRITE with immediate and RDMA READ,
@@ -223,6 +283,7 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 					      dst, rkey, 4), 0);
 		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 4, &wc);
 		KUNIT_EXPECT_EQ(test, memcmp(back, src, RC_LEN), 0);
+		rc_atomics(test, &p);
 	}
 	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
 	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 0), 0);
@@ -354,6 +415,47 @@ static void qpnic_rc_remote_access(struct kunit *test)
 }
 
 /*
+ * Atomics the responder refuses: a target not 8-byte aligned (invalid
+ * request) and an R_Key that names no MR (remote access error). The QP
+ * goes to ERR and the target is untouched.
+ */
+static void qpnic_rc_atomic_refused(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7 };
+	u64 *buf = kunit_kcalloc(test, 4, sizeof(u64), GFP_KERNEL);
+	struct ib_atomic_wr bad_key;
+	struct ib_sge sge;
+	struct rc_pair p;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	buf[1] = 0x1111;
+	buf[2] = 0x2222;
+	rc_pair_init(test, &p, &o);
+	KUNIT_ASSERT_EQ(test, rc_post_atomic(p.a, IB_WR_ATOMIC_FETCH_AND_ADD, &buf[0],
+					     (u64 *)((u8 *)&buf[1] + 4), 1, 0, 1), 0);
+	rc_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_FETCH_ADD, 1, &wc);
+	KUNIT_EXPECT_EQ(test, buf[1], 0x1111ULL);
+	KUNIT_EXPECT_EQ(test, buf[2], 0x2222ULL);
+	rc_pair_destroy(&p);
+
+	rc_pair_init(test, &p, &o);
+	sge = (struct ib_sge){ .addr = (uintptr_t)&buf[0], .length = 8,
+			       .lkey = rc.pd->local_dma_lkey };
+	bad_key = (struct ib_atomic_wr){
+		.wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_ATOMIC_CMP_AND_SWP },
+		.remote_addr = (uintptr_t)&buf[2],
+		.rkey = rc.atomic_mr->rkey ^ 1,
+		.compare_add = 0x2222, .swap = 5,
+	};
+	KUNIT_ASSERT_EQ(test, ib_post_send(p.a, &bad_key.wr, NULL), 0);
+	rc_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_COMP_SWAP, 2, &wc);
+	KUNIT_EXPECT_EQ(test, buf[2], 0x2222ULL);
+	rc_pair_destroy(&p);
+}
+
+/*
  * Nobody answers (the destination QP does not exist): after retry_cnt
  * retransmissions the WR completes with IB_WC_RETRY_EXC_ERR.
  */
@@ -409,8 +511,20 @@ static int qpnic_rc_suite_init(struct kunit_suite *suite)
 		err = PTR_ERR(rc.pd);
 		goto err_dev;
 	}
+	/* ib_alloc_pd's global rkey allows no atomics: a DMA MR that does */
+	rc.atomic_mr = rc.ibdev->ops.get_dma_mr(rc.pd, IB_ACCESS_LOCAL_WRITE |
+						IB_ACCESS_REMOTE_ATOMIC);
+	if (IS_ERR(rc.atomic_mr)) {
+		err = PTR_ERR(rc.atomic_mr);
+		goto err_pd;
+	}
+	rc.atomic_mr->device = rc.ibdev;
+	rc.atomic_mr->pd = rc.pd;
+	rc.atomic_mr->type = IB_MR_TYPE_DMA;
 	return 0;
 
+err_pd:
+	ib_dealloc_pd(rc.pd);
 err_dev:
 	qpnic_device_remove(rc.ibdev);
 err_ndev:
@@ -420,6 +534,7 @@ err_ndev:
 
 static void qpnic_rc_suite_exit(struct kunit_suite *suite)
 {
+	rc.ibdev->ops.dereg_mr(rc.atomic_mr, NULL);
 	ib_dealloc_pd(rc.pd);
 	qpnic_device_remove(rc.ibdev);
 	qpnic_test_netdev_destroy(rc.ndev);
@@ -432,6 +547,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_duplicating_wire),
 	KUNIT_CASE(qpnic_rc_rnr),
 	KUNIT_CASE(qpnic_rc_remote_access),
+	KUNIT_CASE(qpnic_rc_atomic_refused),
 	KUNIT_CASE(qpnic_rc_retry_exceeded),
 	KUNIT_CASE(qpnic_rc_destroy_busy),
 	{}

@@ -82,6 +82,7 @@ enum qpnic_opcode {
 	QPNIC_FETCH_ADD			= 0x14,
 	QPNIC_SEND_LAST_INV		= 0x16,
 	QPNIC_SEND_ONLY_INV		= 0x17,
+	QPNIC_ATOMIC_WRITE		= 0x1d,	/* IBTA 1.5: 8 bytes, RETH */
 	QPNIC_UD_SEND_ONLY		= 0x64,
 	QPNIC_UD_SEND_ONLY_IMM		= 0x65,
 };

@@ -144,6 +144,7 @@ traffic_set() {
 	traffic "ib_write_bw 300 x 64 KiB" 18604 ib_write_bw -s 65536 -n 300
 	traffic "ib_read_bw 200 x 64 KiB" 18605 ib_read_bw -s 65536 -n 200
 	traffic "ib_send_bw 500 x 4 KiB" 18606 ib_send_bw -s 4096 -n 500
+	traffic "ib_atomic_bw 500 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 500
 }
 # rping NAME ARGS...: rdma_cm connects over QP1, then RDMA READ and WRITE
 # move each ping; -V checks every byte. B retries until A listens.
@@ -175,6 +176,7 @@ traffic "ibv_rc_pingpong 300 x 4 KiB, data checked" 18611 ibv_rc_pingpong -s 409
 rping_pair "rping -V 100 x 16 KiB" -C 100 -S 16384 -V
 traffic "ib_write_bw 200 x 64 KiB" 18612 ib_write_bw -s 65536 -n 200
 traffic "ib_read_bw 100 x 64 KiB" 18613 ib_read_bw -s 65536 -n 100
+traffic "ib_atomic_bw 300 FETCH_ADD" 18614 ib_atomic_bw -A FETCH_AND_ADD -n 300
 /usr/sbin/tc qdisc del dev eth0 root
 retrans=$(($(hw_counter tx_retransmits) - retrans0))
 check "peer $role: the lossy link cost retransmissions ($retrans)" test "$retrans" -gt 0

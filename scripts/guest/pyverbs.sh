@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # usage: pyverbs.sh DEVICE LABEL [all [POLL_TIMEOUT TEST_TIMEOUT]]
 # Run Debian's rdma-core pyverbs tests on DEVICE. The classes of the QP
-# contract (QPTest, CQAPITest, PDTest, DeviceTest) must have no failure or
-# error; with "all" the whole suite runs and its counts are reported.
+# contract (QPTest, CQAPITest, PDTest, DeviceTest) and of the data path's
+# atomics and extended posting (AtomicTest, QpExTestCase) must have no
+# failure or error; with "all" the whole suite runs and its counts are
+# reported.
 # POLL_TIMEOUT shortens the suite's wait for each completion, TEST_TIMEOUT
 # ends any one test (both in seconds).
 . /opt/qpnic/guest/lib.sh
 dev=$1 label=$2 scope=${3:-} limits="${4:+--poll-timeout $4} ${5:+--test-timeout $5}"
 out=/tmp/pyverbs-$label.log
-classes=(QPTest CQAPITest PDTest DeviceTest)
+classes=(QPTest CQAPITest PDTest DeviceTest AtomicTest QpExTestCase)
 if [ "$scope" = all ]; then
 	only=()
 else

@@ -96,9 +96,9 @@ static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn)
 
 /*
  * Everything up to and including @psn is acknowledged: complete the SENDs
- * and WRITEs it covers. A READ at the head is answered by its responses,
- * not by an ACK: an ACK past it means its responses were lost (an
- * implied NAK), and the READ is asked again from what is missing.
+ * and WRITEs it covers. A READ or an atomic at the head is answered by
+ * its own responses, not by an ACK: an ACK past it means they were lost
+ * (an implied NAK), and it is asked again from what is missing.
  */
 static bool qpnic_comp_ack(struct qpnic_qp *qp, u32 psn, bool *notify)
 {
@@ -108,7 +108,7 @@ static bool qpnic_comp_ack(struct qpnic_qp *qp, u32 psn, bool *notify)
 	if (qpnic_psn_diff(psn, qp->comp.psn) < 0)
 		return false;
 	while ((wqe = qpnic_comp_head(qp))) {
-		if (wqe->opcode == IB_WR_RDMA_READ) {
+		if (qpnic_is_rd_atomic(wqe)) {
 			if (qpnic_psn_diff(qp->comp.psn, wqe->first_psn) < 0)
 				qp->comp.psn = wqe->first_psn;
 			if (qpnic_psn_diff(psn, wqe->first_psn) >= 0)
@@ -148,6 +148,59 @@ static enum ib_wc_status qpnic_nak_status(u8 code)
 	default:
 		return IB_WC_REM_OP_ERR;
 	}
+}
+
+/*
+ * A response to the request at @psn also acknowledges every SEND and
+ * WRITE before it (they were coalesced into it).
+ */
+static bool qpnic_comp_ack_before(struct qpnic_qp *qp, u32 psn, bool *notify)
+{
+	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
+
+	if (!wqe || qpnic_is_rd_atomic(wqe) ||
+	    qpnic_psn_diff(psn, wqe->last_psn) <= 0)
+		return false;
+	return qpnic_comp_ack(qp, (psn - 1) & QPNIC_PSN_MASK, notify);
+}
+
+/*
+ * The answer to an atomic at the head: CMP_SWAP and FETCH_ADD get the
+ * original value (an ATOMIC ACKNOWLEDGE) into their one 8-byte SGE; an
+ * ATOMIC WRITE gets a READ RESPONSE ONLY with no payload.
+ */
+static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
+			      const struct qpnic_pkt *pkt, bool *notify)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
+	bool write = wqe && wqe->opcode == QPNIC_WR_ATOMIC_WRITE;
+	u64 orig;
+	int err;
+
+	if (!wqe || !qpnic_is_rd_atomic(wqe) ||
+	    wqe->opcode == IB_WR_RDMA_READ || pkt->psn != wqe->first_psn ||
+	    write != !(pkt->flags & QPNIC_OP_ATMACK) ||
+	    (write && pkt->paylen)) {
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		return false;
+	}
+	if (!write) {
+		struct qpnic_copy c = { .buf = &orig, .to_mr = true };
+
+		orig = get_unaligned_be64(skb->data +
+			qpnic_hdr_offset(pkt->opcode, QPNIC_OP_ATMACK));
+		err = qpnic_sgl_copy(qdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
+				     0, sizeof(orig), &c);
+		if (err) {
+			qpnic_req_complete_locked(qp, wqe, IB_WC_LOC_PROT_ERR,
+						  notify);
+			return true;
+		}
+	}
+	qp->comp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+	qpnic_req_complete_locked(qp, wqe, IB_WC_SUCCESS, notify);
+	return true;
 }
 
 /* A READ response: the next expected one lands in the head READ's SGEs. */
@@ -222,14 +275,24 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	if (qp->dying || qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET ||
-	    qpnic_psn_diff(pkt->psn, qp->req.max_psn) >= 0 ||
-	    (pkt->flags & QPNIC_OP_ATMACK)) {
-		/* nothing was sent with that PSN (or no atomics were) */
+	    qpnic_psn_diff(pkt->psn, qp->req.max_psn) >= 0) {
+		/* nothing was sent with that PSN */
 		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
 		goto out;
 	}
-	if (pkt->flags & QPNIC_OP_READ) {
-		progress = qpnic_comp_read(qp, skb, pkt, &notify);
+	if (pkt->flags & (QPNIC_OP_READ | QPNIC_OP_ATMACK)) {
+		struct qpnic_send_wqe *wqe;
+
+		if ((syndrome & QPNIC_AETH_TYPE_MASK) != QPNIC_AETH_ACK) {
+			qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+			goto out;
+		}
+		progress = qpnic_comp_ack_before(qp, pkt->psn, &notify);
+		wqe = qpnic_comp_head(qp);
+		if (wqe && wqe->opcode != IB_WR_RDMA_READ)
+			progress |= qpnic_comp_atomic(qp, skb, pkt, &notify);
+		else
+			progress |= qpnic_comp_read(qp, skb, pkt, &notify);
 		goto done;
 	}
 	switch (syndrome & QPNIC_AETH_TYPE_MASK) {

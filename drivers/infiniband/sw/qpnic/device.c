@@ -56,7 +56,8 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_qp_rd_atom = QPNIC_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = QPNIC_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = QPNIC_MAX_RD_ATOMIC * 1024;
-	attr->atomic_cap = IB_ATOMIC_NONE;	/* until the responder executes them */
+	/* the responder runs them with CPU atomics; claimed as rdma_rxe does */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_mcast_grp = QPNIC_MAX_MCAST_GRP;
 	attr->max_mcast_qp_attach = QPNIC_MAX_MCAST_QP_ATTACH;
 	attr->max_total_mcast_qp_attach = QPNIC_MAX_MCAST_GRP *

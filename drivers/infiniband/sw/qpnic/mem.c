@@ -48,6 +48,44 @@ void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c)
 }
 
 /*
+ * Execute @op on the naturally aligned u64 at @iova of @mr, a range
+ * qpnic_mr_lookup() checked, with the CPU's atomics: it is atomic against
+ * every other access to that memory, the host's included. @val is the
+ * value to swap in, add or write; @compare is CMP_SWAP's. Returns the
+ * value that was there before.
+ */
+u64 qpnic_mr_atomic(struct qpnic_mr *mr, u64 iova, enum qpnic_atomic_op op,
+		    u64 val, u64 compare)
+{
+	void *page = NULL;
+	u64 *p, orig;
+
+	if (!mr->umem) {
+		p = (u64 *)(uintptr_t)iova;
+	} else {
+		u64 off = iova - mr->ibmr.iova + ib_umem_offset(mr->umem);
+
+		/* aligned: the 8 bytes never cross a page */
+		page = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+		p = page + (off & ~PAGE_MASK);
+	}
+	switch (op) {
+	case QPNIC_ATOMIC_CMP_SWAP:
+		orig = cmpxchg64(p, compare, val);
+		break;
+	case QPNIC_ATOMIC_FETCH_ADD:
+		orig = atomic64_fetch_add(val, (atomic64_t *)p);
+		break;
+	default:
+		orig = xchg(p, val);
+		break;
+	}
+	if (page)
+		kunmap_local(page);
+	return orig;
+}
+
+/*
  * The MR that @key names, with a reference, if it belongs to @pd, allows
  * @access and covers [@iova, @iova + @len); NULL otherwise.
  */

@@ -352,6 +352,7 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 			qpnic_cq_purge_qp(to_qcq(ibqp->recv_cq), ibqp);
 	}
 	kfree(qp->resp.wqe);
+	kfree(qp->resp.atomics);
 	qpnic_qp_free_queues(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	mutex_destroy(&qp->state_lock);
@@ -371,6 +372,8 @@ enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case QPNIC_WR_ATOMIC_WRITE:
+		return QPNIC_WC_ATOMIC_WRITE;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -409,7 +412,7 @@ u32 qpnic_sq_end(struct qpnic_qp *qp)
 	return qp->user ? qp->sq.copied : qp->sq.queue.prod;
 }
 
-static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op);
+static bool qpnic_opcode_ok(enum ib_qp_type type, u32 op, bool user);
 
 #define QPNIC_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | \
 			  IB_SEND_INLINE)
@@ -435,7 +438,7 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 	k->send_flags = flags & QPNIC_SEND_FLAGS;
 	if (qp->sig_all)
 		k->send_flags |= IB_SEND_SIGNALED;
-	if (!qpnic_opcode_ok(type, opcode) || (flags & ~QPNIC_SEND_FLAGS))
+	if (!qpnic_opcode_ok(type, opcode, true) || (flags & ~QPNIC_SEND_FLAGS))
 		goto invalid;
 	k->ex.imm_data = READ_ONCE(u->wr.ex.imm_data);
 	switch (opcode) {
@@ -452,6 +455,16 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 		k->atomic.compare_add = READ_ONCE(u->wr.wr.atomic.compare_add);
 		k->atomic.swap = READ_ONCE(u->wr.wr.atomic.swap);
 		break;
+	case QPNIC_WR_ATOMIC_WRITE:
+		/* librxe leaves the 8 bytes where inline data goes */
+		if (qp->max_inline < sizeof(u64))
+			goto invalid;
+		k->remote_addr = READ_ONCE(u->wr.wr.rdma.remote_addr);
+		k->rkey = READ_ONCE(u->wr.wr.rdma.rkey);
+		memcpy(&k->atomic.swap, u->dma.inline_data, sizeof(u64));
+		k->length = sizeof(u64);
+		k->send_flags &= ~IB_SEND_INLINE;
+		return;
 	default:
 		if (type == IB_QPT_UD) {
 			k->ud.remote_qpn = READ_ONCE(u->wr.wr.ud.remote_qpn);
@@ -615,6 +628,10 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->resp.in_write = false;
 		qp->resp.nak_sent = false;
 		qp->resp.wqe_valid = false;
+		qp->resp.next_atomic = 0;
+		if (qp->resp.atomics)
+			memset(qp->resp.atomics, 0, qp->resp.num_atomics *
+			       sizeof(*qp->resp.atomics));
 	}
 	/* the path MTU, never above the netdev's */
 	qp->mtu = min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu ?: IB_MTU_256),
@@ -742,6 +759,31 @@ static int qpnic_qp_check_attr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	return 0;
 }
 
+/*
+ * An RC responder keeps the results of its last max_dest_rd_atomic
+ * atomics (at least one) to answer duplicates: sized here, when the
+ * attribute is set, so the receive path never allocates.
+ */
+static int qpnic_qp_size_atomics(struct qpnic_qp *qp, u32 max_dest_rd_atomic)
+{
+	u32 n = max_t(u32, max_dest_rd_atomic, 1);
+	struct qpnic_atomic_res *atomics;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || n == qp->resp.num_atomics)
+		return 0;
+	atomics = kcalloc(n, sizeof(*atomics),
+			  qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (!atomics)
+		return -ENOMEM;
+	spin_lock_irq(&qp->resp_lock);
+	swap(qp->resp.atomics, atomics);
+	qp->resp.num_atomics = n;
+	qp->resp.next_atomic = 0;
+	spin_unlock_irq(&qp->resp_lock);
+	kfree(atomics);
+	return 0;
+}
+
 /* Keep what was set so query_qp can report it. */
 static void qpnic_qp_store_attr(struct qpnic_qp *qp, const struct ib_qp_attr *attr,
 				int mask)
@@ -821,6 +863,8 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = qpnic_qp_check_attr(qdev, qp, attr, mask);
 	if (!err && (mask & IB_QP_AV))
 		err = qpnic_av_init(qdev, &av, &attr->ah_attr);
+	if (!err && (mask & IB_QP_MAX_DEST_RD_ATOMIC))
+		err = qpnic_qp_size_atomics(qp, attr->max_dest_rd_atomic);
 	if (err)
 		goto out;
 
@@ -926,7 +970,7 @@ int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	return 0;
 }
 
-static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
+static bool qpnic_opcode_ok(enum ib_qp_type type, u32 op, bool user)
 {
 	switch (op) {
 	case IB_WR_SEND:
@@ -936,9 +980,12 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IB_QPT_RC;
+	case QPNIC_WR_ATOMIC_WRITE:	/* 6.1 has no kernel opcode for it */
+		return user && type == IB_QPT_RC;
 	default:
-		/* atomics too: the transport has none yet (atomic_cap NONE) */
 		return false;
 	}
 }
@@ -951,7 +998,7 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	int i;
 
 	/* Invalidation, fast registration and windows are not implemented. */
-	if (!qpnic_opcode_ok(type, wr->opcode)) {
+	if (!qpnic_opcode_ok(type, wr->opcode, false)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid or not supported on QP type %d\n",
 			  wr->opcode, type);
 		return -EINVAL;

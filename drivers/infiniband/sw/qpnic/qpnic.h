@@ -44,6 +44,13 @@
 #define QPNIC_MAX_RD_ATOMIC	128
 #define QPNIC_GID_TBL_LEN	128
 #define QPNIC_MAX_MSG_SIZE	0x80000000U
+
+/*
+ * ATOMIC WRITE: librxe posts it (IBV_WR_ATOMIC_WRITE) and polls its
+ * completion by these numbers; 6.1's uapi has no names for them yet.
+ */
+#define QPNIC_WR_ATOMIC_WRITE	15
+#define QPNIC_WC_ATOMIC_WRITE	9
 /* A user ring's pages: the largest ring (a CQ of 2^20 64-byte CQEs) + header */
 #define QPNIC_RING_MAX_PAGES	(16384UL + 1)
 
@@ -219,6 +226,25 @@ struct qpnic_av {
 	bool loopback;			/* dgid is a GID of this device */
 };
 
+/* The operations that take a responder resource: READs and atomics. */
+static inline bool qpnic_is_rd_atomic(const struct qpnic_send_wqe *wqe)
+{
+	return wqe->opcode == IB_WR_RDMA_READ ||
+	       wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	       wqe->opcode == QPNIC_WR_ATOMIC_WRITE;
+}
+
+/*
+ * An atomic the responder executed, kept so a duplicate of its request is
+ * answered with the same original value, not executed again.
+ */
+struct qpnic_atomic_res {
+	u64 orig;
+	u32 psn;
+	bool valid;
+};
+
 /* A receive WQE as the responder uses it: copied out of the ring once. */
 struct qpnic_recv_wqe {
 	u64 wr_id;
@@ -294,6 +320,10 @@ struct qpnic_qp {
 		u32 rkey;
 		u32 resid;		/* WRITE: bytes the RETH still allows */
 		u32 write_len;		/* WRITE: the RETH's length */
+		/* max_dest_rd_atomic executed atomics, replaced oldest first */
+		struct qpnic_atomic_res *atomics;
+		u32 num_atomics;
+		u32 next_atomic;
 	} resp;
 };
 
@@ -394,6 +424,14 @@ struct qpnic_copy {
 	bool to_mr;
 };
 
+enum qpnic_atomic_op {
+	QPNIC_ATOMIC_CMP_SWAP,
+	QPNIC_ATOMIC_FETCH_ADD,
+	QPNIC_ATOMIC_WRITE_8,		/* IBTA 1.5 ATOMIC WRITE */
+};
+
+u64 qpnic_mr_atomic(struct qpnic_mr *mr, u64 iova, enum qpnic_atomic_op op,
+		    u64 val, u64 compare);
 int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,
 		   const struct ib_sge *sge, u32 num_sge, u32 offset, u32 len,
 		   struct qpnic_copy *c);

@@ -40,11 +40,6 @@ struct qpnic_req_pkt {
 	bool complete;		/* UD, UC: the message is out, complete it */
 };
 
-static bool qpnic_is_rd_atomic(const struct qpnic_send_wqe *wqe)
-{
-	return wqe->opcode == IB_WR_RDMA_READ;
-}
-
 /* Packets a message takes on the wire; for a READ, its responses. */
 u32 qpnic_wqe_packets(const struct qpnic_qp *qp, const struct qpnic_send_wqe *wqe)
 {
@@ -237,6 +232,26 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.reth.len = rem;
 		npkts = max(1U, DIV_ROUND_UP(rem, qp->mtu));
 		last = true;
+	} else if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		   wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		bool cmp_swap = wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP;
+
+		p->f.opcode = cmp_swap ? QPNIC_COMPARE_SWAP : QPNIC_FETCH_ADD;
+		p->f.atmeth.va = wqe->remote_addr;
+		p->f.atmeth.rkey = wqe->rkey;
+		p->f.atmeth.swap_add = cmp_swap ? wqe->atomic.swap :
+						  wqe->atomic.compare_add;
+		p->f.atmeth.compare = cmp_swap ? wqe->atomic.compare_add : 0;
+		p->f.ackreq = true;
+		last = true;
+	} else if (wqe->opcode == QPNIC_WR_ATOMIC_WRITE) {
+		p->f.opcode = QPNIC_ATOMIC_WRITE;
+		p->f.reth.va = wqe->remote_addr;
+		p->f.reth.rkey = wqe->rkey;
+		p->f.reth.len = sizeof(u64);
+		p->paylen = sizeof(u64);
+		p->f.ackreq = true;
+		last = true;
 	} else {
 		p->paylen = min(rem, qp->mtu);
 		last = rem <= qp->mtu;
@@ -312,6 +327,10 @@ static enum ib_wc_status qpnic_req_payload(struct qpnic_qp *qp,
 
 	if (!p->paylen)
 		return IB_WC_SUCCESS;
+	if (wqe->opcode == QPNIC_WR_ATOMIC_WRITE) {
+		memcpy(buf, &wqe->atomic.swap, sizeof(u64));
+		return IB_WC_SUCCESS;
+	}
 	if (!wqe->num_sge) {
 		memcpy(buf, wqe->inline_data + p->offset, p->paylen);
 		return IB_WC_SUCCESS;

@@ -2,7 +2,10 @@
 /*
  * The responder: executes requests that passed the receive path's checks
  * (recv.c), in the UDP socket's softirq or the loopback work item with BH
- * off: UD SENDs, and RC/UC SENDs, RDMA WRITEs and (RC) RDMA READs.
+ * off: UD SENDs, RC/UC SENDs and RDMA WRITEs, and (RC) RDMA READs and
+ * atomics. An atomic runs on the target's memory with the CPU's atomic
+ * instructions, and its original value is kept in a responder resource
+ * so a duplicate request gets the same answer without running again.
  *
  * UD holds the receive queue's lock from taking a WQE until its
  * completion is queued, so completions come out in WQE order and a flush
@@ -202,6 +205,8 @@ struct qpnic_resp_out {
 	u8 syndrome;
 	u32 psn;
 	u32 msn;
+	bool atomic;		/* the ACK is an ATOMIC ACKNOWLEDGE of @orig */
+	u64 orig;
 	bool read;		/* READ responses for @read_va.. from @psn */
 	u64 read_va;
 	u32 read_rkey;
@@ -447,6 +452,96 @@ static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
+/* Keep the original value an atomic at @psn found; caller holds resp_lock. */
+static void qpnic_resp_atomic_save(struct qpnic_qp *qp, u32 psn, u64 orig)
+{
+	struct qpnic_atomic_res *res;
+
+	if (!qp->resp.num_atomics)
+		return;
+	res = &qp->resp.atomics[qp->resp.next_atomic];
+	qp->resp.next_atomic = (qp->resp.next_atomic + 1) % qp->resp.num_atomics;
+	res->psn = psn;
+	res->orig = orig;
+	res->valid = true;
+}
+
+static const struct qpnic_atomic_res *qpnic_resp_atomic_find(struct qpnic_qp *qp,
+							     u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < qp->resp.num_atomics; i++)
+		if (qp->resp.atomics[i].valid && qp->resp.atomics[i].psn == psn)
+			return &qp->resp.atomics[i];
+	return NULL;
+}
+
+/*
+ * CMP_SWAP, FETCH_ADD or ATOMIC WRITE at the expected PSN, executed here:
+ * the QP must allow it, the target be 8 bytes, aligned and inside an MR
+ * that allows it. Answered once resp_lock is dropped.
+ */
+static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
+			      const struct qpnic_pkt *pkt,
+			      struct qpnic_resp_out *out)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	bool write = pkt->opcode == QPNIC_ATOMIC_WRITE;
+	int access = write ? IB_ACCESS_REMOTE_WRITE : IB_ACCESS_REMOTE_ATOMIC;
+	enum qpnic_atomic_op op = QPNIC_ATOMIC_WRITE_8;
+	u64 va, val, compare = 0;
+	struct qpnic_mr *mr;
+	const u8 *h;
+	u8 nak = 0;
+	u32 rkey;
+
+	if (write) {
+		h = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_RETH);
+		va = get_unaligned_be64(h);
+		rkey = get_unaligned_be32(h + 8);
+		/* the payload is stored as it came, like a WRITE's */
+		if (get_unaligned_be32(h + 12) != sizeof(val) ||
+		    pkt->paylen != sizeof(val) ||
+		    skb_copy_bits(skb, pkt->hdr_len, &val, sizeof(val)))
+			nak = QPNIC_NAK_INV_REQ;
+	} else {
+		h = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_ATMETH);
+		va = get_unaligned_be64(h);
+		rkey = get_unaligned_be32(h + 8);
+		val = get_unaligned_be64(h + 12);
+		compare = get_unaligned_be64(h + 20);
+		op = pkt->opcode == QPNIC_COMPARE_SWAP ? QPNIC_ATOMIC_CMP_SWAP :
+							 QPNIC_ATOMIC_FETCH_ADD;
+	}
+	if (!(qp->attr.qp_access_flags & access) || (va & (sizeof(u64) - 1)))
+		nak = QPNIC_NAK_INV_REQ;
+	mr = nak ? NULL : qpnic_mr_lookup(qdev, qp->ibqp.pd, rkey, va,
+					  sizeof(u64), access);
+	if (!nak && !mr)
+		nak = QPNIC_NAK_REM_ACCESS;
+	if (nak) {
+		ibdev_dbg(&qdev->ibdev, "QP %u: atomic %#x at %#llx rkey %#x refused (NAK %#x)\n",
+			  qp->ibqp.qp_num, pkt->opcode, va, rkey, nak);
+		qpnic_resp_ack(qp, out, nak, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	out->orig = qpnic_mr_atomic(mr, va, op, val, compare);
+	qpnic_mr_put(mr);
+	out->psn = pkt->psn;
+	if (write) {
+		out->read = true;	/* a READ RESPONSE ONLY, no payload */
+		out->read_len = 0;
+	} else {
+		qpnic_resp_atomic_save(qp, pkt->psn, out->orig);
+		out->ack = true;
+		out->atomic = true;
+		out->syndrome = QPNIC_AETH_ACK_CREDITS;
+	}
+	return true;
+}
+
 /* Send the READ responses @out asks for, reading the MR as they go. */
 static void qpnic_resp_send_read(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 {
@@ -501,10 +596,13 @@ static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 		.dqpn = qp->attr.dest_qp_num,
 		.psn = out->psn,
 		.aeth = { out->syndrome, out->msn },
+		.atmack_orig = out->orig,
 	};
 	struct sk_buff *skb;
 	u8 *payload;
 
+	if (out->atomic)
+		f.opcode = QPNIC_ATOMIC_ACKNOWLEDGE;
 	skb = qpnic_pkt_alloc(qp, &out->av, &f, 0, &payload);
 	if (skb)
 		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
@@ -519,7 +617,7 @@ static bool qpnic_resp_opcode_in_sequence(const struct qpnic_qp *qp,
 {
 	bool starts = pkt->flags & QPNIC_OP_FIRST;
 
-	if (pkt->flags & QPNIC_OP_READ)
+	if (pkt->flags & (QPNIC_OP_READ | QPNIC_OP_ATOMIC))
 		return !qp->resp.in_send && !qp->resp.in_write;
 	if (pkt->flags & QPNIC_OP_SEND)
 		return starts ? !qp->resp.in_send && !qp->resp.in_write :
@@ -534,6 +632,29 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 				 struct qpnic_resp_out *out)
 {
 	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_DUP_REQUESTS);
+	if (pkt->opcode == QPNIC_ATOMIC_WRITE) {
+		/* it was stored: answer again, store nothing */
+		out->read = true;
+		out->read_len = 0;
+		out->psn = pkt->psn;
+		out->msn = qp->resp.msn;
+		return;
+	}
+	if (pkt->flags & QPNIC_OP_ATOMIC) {
+		/* the same original value again; one too old is not answered */
+		const struct qpnic_atomic_res *res = qpnic_resp_atomic_find(qp,
+									   pkt->psn);
+
+		if (res) {
+			out->ack = true;
+			out->atomic = true;
+			out->orig = res->orig;
+			out->syndrome = QPNIC_AETH_ACK_CREDITS;
+			out->psn = pkt->psn;
+			out->msn = qp->resp.msn;
+		}
+		return;
+	}
 	if (pkt->flags & QPNIC_OP_READ) {
 		/* a READ is read again: the MR is checked again, nothing changes */
 		const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode,
@@ -605,12 +726,14 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		done = qpnic_resp_send(qp, skb, pkt, &out);
 	else if (pkt->flags & QPNIC_OP_WRITE)
 		done = qpnic_resp_write(qp, skb, pkt, &out);
+	else if (pkt->flags & QPNIC_OP_ATOMIC)
+		done = qpnic_resp_atomic(qp, skb, pkt, &out);
 	else
 		done = qpnic_resp_read(qp, skb, pkt, &out);
 	if (!done && rc)
 		goto unlock;
 	qp->resp.nak_sent = false;
-	if (pkt->flags & QPNIC_OP_READ) {
+	if (pkt->flags & (QPNIC_OP_READ | QPNIC_OP_ATOMIC)) {
 		qp->resp.psn = (pkt->psn + max(1U, DIV_ROUND_UP(out.read_len,
 								qp->mtu))) &
 			       QPNIC_PSN_MASK;
