@@ -609,7 +609,7 @@ static void qpnic_test_send_capacity(struct kunit *test)
 static void qpnic_test_unimplemented_refused(struct kunit *test)
 {
 	static const enum ib_wr_opcode ops[] = {
-		IB_WR_LOCAL_INV, IB_WR_SEND_WITH_INV, IB_WR_REG_MR,
+		IB_WR_LOCAL_INV, IB_WR_REG_MR,
 		IB_WR_BIND_MW, 15, IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
 		IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, IB_WR_LSO,
 	};
@@ -664,6 +664,8 @@ static void qpnic_test_send_bad_wr(struct kunit *test)
 	wr.num_sge = 0;
 	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
 	wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
+	wr.opcode = IB_WR_SEND_WITH_INV;	/* RC only */
 	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr, &bad), -EINVAL);
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_INLINE;

@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
+#include <asm/unaligned.h>
 #include <qpnic/qpnic.h>
 #include <qpnic/wire.h>
 
@@ -455,6 +456,54 @@ static void qpnic_rc_atomic_refused(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/* The faulty wire's other use: note the first SEND ONLY with invalidate. */
+static u32 rc_inv_seen;
+
+static unsigned int rc_catch_inv(const struct sk_buff *skb)
+{
+	const u8 *ip = skb_network_header(skb);
+	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
+
+	if (bth[0] == QPNIC_SEND_ONLY_INV && !rc_inv_seen)
+		rc_inv_seen = get_unaligned_be32(bth + QPNIC_BTH_LEN);
+	return 1;
+}
+
+/*
+ * SEND with invalidate: the packet carries the R_Key in its IETH. qpnic
+ * has no MR a peer may invalidate (no fast registration yet), so its
+ * responder refuses it as IBTA class J: the receive WQE completes with
+ * IB_WC_REM_INV_REQ_ERR, and so does the SEND, after an invalid-request NAK.
+ */
+static void qpnic_rc_send_with_inv(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7 };
+	u8 *buf = kunit_kzalloc(test, 256, GFP_KERNEL);
+	struct ib_sge sge;
+	struct ib_send_wr wr;
+	struct rc_pair p;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	rc_pair_init(test, &p, &o);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, buf + 128, 128, 50), 0);
+	sge = (struct ib_sge){ .addr = (uintptr_t)buf, .length = 64,
+			       .lkey = rc.pd->local_dma_lkey };
+	wr = (struct ib_send_wr){
+		.wr_id = 5, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = 0xabcd1234,
+	};
+	rc_inv_seen = 0;
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_catch_inv);
+	KUNIT_ASSERT_EQ(test, ib_post_send(p.a, &wr, NULL), 0);
+	rc_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, 5, &wc);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	rc_expect(test, p.cq_b, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 50, &wc);
+	KUNIT_EXPECT_EQ(test, rc_inv_seen, 0xabcd1234U);
+	rc_pair_destroy(&p);
+}
+
 /*
  * Nobody answers (the destination QP does not exist): after retry_cnt
  * retransmissions the WR completes with IB_WC_RETRY_EXC_ERR.
@@ -548,6 +597,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_rnr),
 	KUNIT_CASE(qpnic_rc_remote_access),
 	KUNIT_CASE(qpnic_rc_atomic_refused),
+	KUNIT_CASE(qpnic_rc_send_with_inv),
 	KUNIT_CASE(qpnic_rc_retry_exceeded),
 	KUNIT_CASE(qpnic_rc_destroy_busy),
 	{}

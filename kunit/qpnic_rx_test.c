@@ -120,7 +120,7 @@ static const char *const qpnic_rx_counter_names[] = {
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
 	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_bad_qkey",
 	"rx_drop_no_recv_wqe", "rx_drop_stale_response", "rx_out_of_sequence",
-	"rx_duplicate_requests",
+	"rx_duplicate_requests", "tx_error_naks",
 };
 
 /* Receive @s and expect exactly the counters in @bumped to rise by one. */
@@ -231,6 +231,64 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	qpnic_rx_expect(test, &ud, COUNTED("rx_packets", "rx_drop_bad_qkey"));
 }
 
+/*
+ * Payloads the path MTU (1024) does not allow: a FIRST or MIDDLE packet
+ * carries exactly the MTU, a LAST or ONLY one at most. The responder NAKs
+ * (invalid request) and the QP goes to ERR; nothing lands.
+ */
+static void qpnic_rx_payload_length(struct kunit *test)
+{
+	static const struct { u8 opcode; u32 psn, paylen; bool good; } seq[][2] = {
+		{ { QPNIC_SEND_FIRST, 0x123, 1000 } },
+		{ { QPNIC_SEND_ONLY, 0x123, 1028 } },
+		{ { QPNIC_SEND_FIRST, 0x123, 1024, true },
+		  { QPNIC_SEND_MIDDLE, 0x124, 512 } },
+	};
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC, .send_cq = rx.cq, .recv_cq = rx.cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	u8 *buf = kunit_kzalloc(test, 4096, GFP_KERNEL);
+	struct ib_sge sge = { .addr = (uintptr_t)buf, .length = 4096 };
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr qattr;
+	int i, j;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sge.lkey = rx.pd->local_dma_lkey;
+	for (i = 0; i < ARRAY_SIZE(seq); i++) {
+		struct ib_qp *qp = ib_create_qp(rx.pd, &attr);
+
+		KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+		KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+		KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+		KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &wr, NULL), 0);
+		for (j = 0; j < 2 && seq[i][j].paylen; j++) {	/* SEND FIRST is 0 */
+			struct qpnic_rx_spec s = {
+				.opcode = seq[i][j].opcode, .pkey = 0xffff,
+				.dqpn = qp->qp_num, .psn = seq[i][j].psn,
+				.paylen = seq[i][j].paylen,
+			};
+
+			if (seq[i][j].good) {
+				qpnic_rx_expect(test, &s, COUNTED("rx_packets"));
+				memset(buf, 0, 4096);
+				continue;
+			}
+			qpnic_rx_expect(test, &s, COUNTED("rx_packets",
+							  "rx_drop_malformed",
+							  "tx_error_naks"));
+		}
+		KUNIT_EXPECT_EQ(test, ib_query_qp(qp, &qattr, IB_QP_STATE, &init), 0);
+		KUNIT_EXPECT_EQ_MSG(test, qattr.qp_state, IB_QPS_ERR, "sequence %d", i);
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(buf, 0, 4096), "sequence %d", i);
+		KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	}
+}
+
 /* A packet on a netdev with no qpnic device is nobody's: nothing counts. */
 static void qpnic_rx_other_netdev(struct kunit *test)
 {
@@ -294,6 +352,7 @@ static struct kunit_case qpnic_rx_cases[] = {
 	KUNIT_CASE(qpnic_rx_ref_icrc_matches_rxe),
 	KUNIT_CASE(qpnic_rx_bad_packets),
 	KUNIT_CASE(qpnic_rx_qp_checks),
+	KUNIT_CASE(qpnic_rx_payload_length),
 	KUNIT_CASE(qpnic_rx_other_netdev),
 	{}
 };

@@ -75,8 +75,8 @@ check "a process holds 100 QPs on qpnic2" grep -q "live=100 " /tmp/hold.out
 # the driver's view of each QP: 16 WRs asked, a librxe ring of 32 slots
 # holds 31 (QPs still in RESET have no port: no link filter)
 rdma -dd res show qp >/tmp/res.out 2>&1
-check "rdma res show qp shows qpnic's queue view of the 100 QPs" \
-	bash -c "[ \$(grep qpnic2 /tmp/res.out | grep -c 'drv_sq_queued 0 drv_sq_depth 31 drv_rq_queued 0 drv_rq_depth 31') = 100 ]"
+check "rdma res show qp shows qpnic's queue and PSN view of the 100 QPs" \
+	bash -c "[ \$(grep qpnic2 /tmp/res.out | grep -c 'drv_sq_queued 0 drv_sq_depth 31 drv_rq_queued 0 drv_rq_depth 31 drv_sq_next_psn .* drv_sq_unacked_psn .* drv_rd_atomic_outstanding 0 drv_rq_expected_psn ') = 100 ]"
 check "rdma link delete while a process holds QPs" timeout 60 rdma link delete qpnic2
 echo >&8
 exec 8>&-

@@ -1,17 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# usage: pyverbs.sh DEVICE LABEL [all [POLL_TIMEOUT TEST_TIMEOUT]]
+# usage: pyverbs.sh DEVICE LABEL [all|cm [POLL_TIMEOUT TEST_TIMEOUT]]
 # Run Debian's rdma-core pyverbs tests on DEVICE. The classes of the QP
 # contract (QPTest, CQAPITest, PDTest, DeviceTest) and of the data path's
 # atomics and extended posting (AtomicTest, QpExTestCase) must have no
 # failure or error; with "all" the whole suite runs and its counts are
-# reported.
+# reported. "cm" runs the rdma_cm tests (CMTestCase) alone, which must
+# pass: they need a device whose netdev has a parent device (virtio, not
+# veth) and an address.
 # POLL_TIMEOUT shortens the suite's wait for each completion, TEST_TIMEOUT
 # ends any one test (both in seconds).
 . /opt/qpnic/guest/lib.sh
 dev=$1 label=$2 scope=${3:-} limits="${4:+--poll-timeout $4} ${5:+--test-timeout $5}"
 out=/tmp/pyverbs-$label.log
 classes=(QPTest CQAPITest PDTest DeviceTest AtomicTest QpExTestCase)
+[ "$scope" = cm ] && classes=(CMTestCase)
 if [ "$scope" = all ]; then
 	only=()
 else

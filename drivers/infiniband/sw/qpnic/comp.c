@@ -175,13 +175,13 @@ static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
 	bool write = wqe && wqe->opcode == QPNIC_WR_ATOMIC_WRITE;
+	bool answer = write ? pkt->opcode == QPNIC_READ_RESPONSE_ONLY && !pkt->paylen :
+			      pkt->opcode == QPNIC_ATOMIC_ACKNOWLEDGE;
 	u64 orig;
 	int err;
 
-	if (!wqe || !qpnic_is_rd_atomic(wqe) ||
-	    wqe->opcode == IB_WR_RDMA_READ || pkt->psn != wqe->first_psn ||
-	    write != !(pkt->flags & QPNIC_OP_ATMACK) ||
-	    (write && pkt->paylen)) {
+	if (!wqe || !qpnic_is_rd_atomic(wqe) || wqe->opcode == IB_WR_RDMA_READ ||
+	    pkt->psn != wqe->first_psn || !answer) {
 		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
 		return false;
 	}

@@ -952,17 +952,32 @@ int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct qpnic_qp *qp = to_qqp(ibqp);
 	u32 sq = qpnic_wq_queued(&qp->sq), rq = 0;
+	u32 next_psn, unacked_psn, rd_atomic, expected_psn;
 	struct nlattr *table;
+	unsigned long flags;
 
 	if (!ibqp->srq)
 		rq = qpnic_wq_queued(&qp->rq);
+	/* the transport's view: the requester's, completer's and responder's PSNs */
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	next_psn = qp->req.psn;
+	unacked_psn = qp->comp.psn;
+	rd_atomic = qp->req.rd_atomic;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	spin_lock_irqsave(&qp->resp_lock, flags);
+	expected_psn = qp->resp.psn;
+	spin_unlock_irqrestore(&qp->resp_lock, flags);
 	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)
 		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "sq_queued", sq) ||
 	    rdma_nl_put_driver_u32(msg, "sq_depth", qp->sq.max_wr) ||
 	    rdma_nl_put_driver_u32(msg, "rq_queued", rq) ||
-	    rdma_nl_put_driver_u32(msg, "rq_depth", qp->rq.max_wr)) {
+	    rdma_nl_put_driver_u32(msg, "rq_depth", qp->rq.max_wr) ||
+	    rdma_nl_put_driver_u32_hex(msg, "sq_next_psn", next_psn) ||
+	    rdma_nl_put_driver_u32_hex(msg, "sq_unacked_psn", unacked_psn) ||
+	    rdma_nl_put_driver_u32(msg, "rd_atomic_outstanding", rd_atomic) ||
+	    rdma_nl_put_driver_u32_hex(msg, "rq_expected_psn", expected_psn)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}
@@ -976,6 +991,8 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, u32 op, bool user)
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		return true;
+	case IB_WR_SEND_WITH_INV:	/* the peer invalidates: RC only */
+		return type == IB_QPT_RC;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
@@ -997,7 +1014,7 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	u64 len = 0;
 	int i;
 
-	/* Invalidation, fast registration and windows are not implemented. */
+	/* Local invalidation, fast registration and windows are not implemented. */
 	if (!qpnic_opcode_ok(type, wr->opcode, false)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid or not supported on QP type %d\n",
 			  wr->opcode, type);
@@ -1059,6 +1076,8 @@ static void qpnic_build_send_wqe(struct qpnic_qp *qp, const struct ib_send_wr *w
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wqe->ex.imm_data = wr->ex.imm_data;
+	else if (wr->opcode == IB_WR_SEND_WITH_INV)
+		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
 
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:

@@ -162,6 +162,13 @@ static u8 qpnic_send_opcode(const struct qpnic_send_wqe *wqe, bool first,
 	bool imm = wqe->opcode == IB_WR_SEND_WITH_IMM ||
 		   wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
 
+	if (wqe->opcode == IB_WR_SEND_WITH_INV) {
+		if (first && last)
+			return QPNIC_SEND_ONLY_INV;
+		if (first)
+			return QPNIC_SEND_FIRST;
+		return last ? QPNIC_SEND_LAST_INV : QPNIC_SEND_MIDDLE;
+	}
 	if (wqe->opcode == IB_WR_SEND || wqe->opcode == IB_WR_SEND_WITH_IMM) {
 		if (first && last)
 			return imm ? QPNIC_SEND_ONLY_IMM : QPNIC_SEND_ONLY;
@@ -263,6 +270,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 			p->f.reth.len = wqe->length;
 		}
 		p->f.immdt = wqe->ex.imm_data;
+		p->f.ieth_rkey = wqe->ex.invalidate_rkey;
 		p->f.se = last && (wqe->send_flags & IB_SEND_SOLICITED);
 		p->f.ackreq = rc && (last || !(psn % QPNIC_ACKREQ_EVERY));
 	}

@@ -332,6 +332,18 @@ static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	qp->resp.offset += pkt->paylen;
 	qp->resp.in_send = !last;
+	if (pkt->flags & QPNIC_OP_IETH) {
+		/*
+		 * Only a fast-registered MR or a type 2 window can be
+		 * invalidated remotely, and qpnic has neither yet: the R_Key
+		 * is invalid for it (IBTA class J).
+		 */
+		qpnic_resp_complete(qp, out, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
+				    0, NULL, false);
+		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
 	if (last) {
 		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
 		qpnic_resp_complete(qp, out, IB_WC_SUCCESS, IB_WC_RECV,
@@ -521,8 +533,6 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (!nak && !mr)
 		nak = QPNIC_NAK_REM_ACCESS;
 	if (nak) {
-		ibdev_dbg(&qdev->ibdev, "QP %u: atomic %#x at %#llx rkey %#x refused (NAK %#x)\n",
-			  qp->ibqp.qp_num, pkt->opcode, va, rkey, nak);
 		qpnic_resp_ack(qp, out, nak, pkt->psn);
 		qpnic_resp_error(qp);
 		return false;
@@ -626,6 +636,38 @@ static bool qpnic_resp_opcode_in_sequence(const struct qpnic_qp *qp,
 			qp->resp.in_write;
 }
 
+/*
+ * A SEND's or WRITE's packet carries exactly the path MTU when more of the
+ * message follows (FIRST, MIDDLE), at most that when it ends it (IBTA
+ * 9.7.5.1.2, length errors).
+ */
+static bool qpnic_resp_paylen_ok(const struct qpnic_qp *qp,
+				 const struct qpnic_pkt *pkt)
+{
+	if (!(pkt->flags & (QPNIC_OP_SEND | QPNIC_OP_WRITE)))
+		return true;
+	if (pkt->flags & QPNIC_OP_LAST)
+		return pkt->paylen <= qp->mtu;
+	return pkt->paylen == qp->mtu;
+}
+
+/*
+ * An invalid request at the expected PSN: RC NAKs it and the QP stops;
+ * UC drops it with the message in progress.
+ */
+static void qpnic_resp_invalid(struct qpnic_qp *qp, struct qpnic_resp_out *out,
+			       const struct qpnic_pkt *pkt)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+		qpnic_resp_error(qp);
+		return;
+	}
+	qp->resp.in_send = false;
+	qp->resp.in_write = false;
+	qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+}
+
 /* A duplicate RC request (IBTA 9.7.5.1.4): answer again, execute nothing new. */
 static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 				 const struct qpnic_pkt *pkt,
@@ -712,14 +754,14 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		qp->resp.in_write = false;
 		qp->resp.psn = pkt->psn;
 	}
+	if (!qpnic_resp_paylen_ok(qp, pkt)) {
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_MALFORMED);
+		qpnic_resp_invalid(qp, &out, pkt);
+		goto unlock;
+	}
 	if (!qpnic_resp_opcode_in_sequence(qp, pkt)) {
 		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
-		if (rc) {
-			qpnic_resp_ack(qp, &out, QPNIC_NAK_INV_REQ, pkt->psn);
-			qpnic_resp_error(qp);
-		} else {
-			qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
-		}
+		qpnic_resp_invalid(qp, &out, pkt);
 		goto unlock;
 	}
 	if (pkt->flags & QPNIC_OP_SEND)
