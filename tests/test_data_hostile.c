@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * test_data_hostile: requests that name memory they may not touch, from
- * userspace through librxe. Each RC QP is connected to itself through the
+ * userspace through librxe. RC QPs come in pairs connected through the
  * device's own GID; every refused request must complete with the error
  * the IB spec gives it, and no byte outside what was allowed may change:
  *
@@ -47,24 +47,70 @@ static bool poll_one(struct ibv_wc *wc, int ms)
 	return false;
 }
 
-/* An RC QP in RTS connected to itself, with @access for remote requests. */
-static struct ibv_qp *self_qp(int access)
+/*
+ * @qp, an RC QP, to RTS connected to @dqpn through the device's own GID,
+ * with @access for remote requests; both directions start at PSN 0x123.
+ */
+static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, int access)
 {
-	struct ibv_qp_init_attr_ex init = qp_init_attr(pd, cq, IBV_QPT_RC);
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access,
 	};
-	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &init);
 
-	if (!qp)
-		return NULL;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-	    to_rtr(qp) || to_rts(qp)) {
-		ibv_destroy_qp(qp);
-		return NULL;
-	}
-	return qp;
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn, .rq_psn = 0x123, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = local_gid, .sgid_index = gid_index,
+				      .hop_limit = 64 } },
+	};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .sq_psn = 0x123, .timeout = 14,
+		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
+	};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * Two RC QPs connected to each other: the requester qp[0] and the
+ * responder qp[1] (a responder that refuses a request goes to ERR, so it
+ * cannot be the requester too). False if they could not be made.
+ */
+static bool rc_pair(struct ibv_qp *qp[2], int access)
+{
+	struct ibv_qp_init_attr_ex init = qp_init_attr(pd, cq, IBV_QPT_RC);
+
+	qp[0] = ibv_create_qp_ex(ctx, &init);
+	qp[1] = ibv_create_qp_ex(ctx, &init);
+	if (qp[0] && qp[1] && !connect_qp(qp[0], qp[1]->qp_num, access) &&
+	    !connect_qp(qp[1], qp[0]->qp_num, access))
+		return true;
+	if (qp[0])
+		ibv_destroy_qp(qp[0]);
+	if (qp[1])
+		ibv_destroy_qp(qp[1]);
+	return false;
+}
+
+/* The requester's completion of wr_id @wr_id: its status, or -1 if none came. */
+static int wait_status(uint64_t wr_id)
+{
+	struct ibv_wc wc;
+
+	while (poll_one(&wc, 5000))
+		if (wc.wr_id == wr_id)
+			return wc.status;
+	return -1;
 }
 
 /* The first offset in [@from, @to) of @p that is not @fill, or -1. */
@@ -93,17 +139,17 @@ static int rdma_status(enum ibv_wr_opcode op, struct ibv_mr *local,
 		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
-	struct ibv_qp *qp = self_qp(access);
-	struct ibv_wc wc;
+	struct ibv_qp *qp[2];
 	int status = -1;
 
-	if (!qp)
+	if (!rc_pair(qp, access))
 		return -2;
 	wr.wr.rdma.remote_addr = (uintptr_t)target->addr + remote_off;
 	wr.wr.rdma.rkey = target->rkey;
-	if (!ibv_post_send(qp, &wr, &bad) && poll_one(&wc, 5000))
-		status = wc.status;
-	ibv_destroy_qp(qp);
+	if (!ibv_post_send(qp[0], &wr, &bad))
+		status = wait_status(1);
+	ibv_destroy_qp(qp[0]);
+	ibv_destroy_qp(qp[1]);
 	return status;
 }
 
@@ -181,9 +227,8 @@ static void test_atomic_no_access(void)
 	uint64_t *target = aligned_alloc(64, 64), *result_buf = aligned_alloc(64, 64);
 	struct ibv_mr *tmr = NULL, *lmr = NULL;
 	struct ibv_send_wr wr = {}, *bad;
-	struct ibv_qp *qp = NULL;
+	struct ibv_qp *qp[2] = {};
 	struct ibv_sge sge;
-	struct ibv_wc wc;
 	int status = -1;
 
 	if (target && result_buf) {
@@ -191,9 +236,8 @@ static void test_atomic_no_access(void)
 		tmr = ibv_reg_mr(pd, target, 64, IBV_ACCESS_LOCAL_WRITE |
 				 IBV_ACCESS_REMOTE_WRITE);
 		lmr = ibv_reg_mr(pd, result_buf, 64, IBV_ACCESS_LOCAL_WRITE);
-		qp = self_qp(access);
 	}
-	if (!tmr || !lmr || !qp) {
+	if (!tmr || !lmr || !rc_pair(qp, access)) {
 		result(false, "atomic set-up", "errno %d", errno);
 		goto out;
 	}
@@ -209,16 +253,18 @@ static void test_atomic_no_access(void)
 	wr.wr.atomic.remote_addr = (uintptr_t)target;
 	wr.wr.atomic.rkey = tmr->rkey;
 	wr.wr.atomic.compare_add = 1;
-	if (!ibv_post_send(qp, &wr, &bad) && poll_one(&wc, 5000))
-		status = wc.status;
+	if (!ibv_post_send(qp[0], &wr, &bad))
+		status = wait_status(2);
 	result(status == IBV_WC_REM_ACCESS_ERR && target[0] == 41 && result_buf[0] == 7,
 	       "FETCH_ADD on an MR without remote atomic access is refused",
 	       "status %d (want %d), target %llu, result %llu", status,
 	       IBV_WC_REM_ACCESS_ERR, (unsigned long long)target[0],
 	       (unsigned long long)result_buf[0]);
 out:
-	if (qp)
-		ibv_destroy_qp(qp);
+	if (qp[0]) {
+		ibv_destroy_qp(qp[0]);
+		ibv_destroy_qp(qp[1]);
+	}
 	if (tmr)
 		ibv_dereg_mr(tmr);
 	if (lmr)

@@ -87,6 +87,7 @@ data_path() { # driver dev
 	perf "$1" "$2" read_bw_64k_MBps 4 ib_read_bw -s 65536 -n 2000
 	perf "$1" "$2" send_bw_4k_MBps 4 ib_send_bw -s 4096 -n 20000
 	perf "$1" "$2" send_rate_64b_Mpps 5 ib_send_bw -s 64 -n 50000
+	perf "$1" "$2" atomic_rate_Mpps 5 ib_atomic_bw -A FETCH_AND_ADD -n 20000
 	perf "$1" "$2" send_lat_64b_usec_typical 5 ib_send_lat -s 64 -n 5000
 	perf "$1" "$2" write_lat_64b_usec_typical 5 ib_write_lat -s 64 -n 5000
 	perf "$1" "$2" read_lat_64b_usec_typical 5 ib_read_lat -s 64 -n 5000

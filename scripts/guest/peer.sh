@@ -145,6 +145,19 @@ traffic_set() {
 	traffic "ib_read_bw 200 x 64 KiB" 18605 ib_read_bw -s 65536 -n 200
 	traffic "ib_send_bw 500 x 4 KiB" 18606 ib_send_bw -s 4096 -n 500
 	traffic "ib_atomic_bw 500 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 500
+	ulp_pair
+}
+# A kernel ULP (tests/kmod/qpnic_ulppeer.c) on whichever device rdma_cm
+# finds: A serves, B connects, SENDs, WRITEs and READs; both check every
+# byte, and a module that loads is one whose data all arrived.
+ulp_pair() {
+	local args=role=server ok=1
+	[ "$role" = b ] && args="role=client addr=10.1.0.1"
+	# shellcheck disable=SC2086
+	timeout 150 modprobe qpnic_ulppeer $args port=18650 && ok=0
+	rmmod qpnic_ulppeer 2>/dev/null
+	check "peer $role ($phase): kernel ULP over rdma_cm, every byte checked" \
+		bash -c "test $ok = 0 || { dmesg | grep qpnic_ulppeer | tail -n 3; exit 1; }"
 }
 # rping NAME ARGS...: rdma_cm connects over QP1, then RDMA READ and WRITE
 # move each ping; -V checks every byte. B retries until A listens.
