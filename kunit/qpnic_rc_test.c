@@ -8,6 +8,7 @@
  * the retransmissions and duplicates.
  */
 #include <kunit/test.h>
+#include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
@@ -456,14 +457,23 @@ static void qpnic_rc_atomic_refused(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
-/* The faulty wire's other use: note the first SEND ONLY with invalidate. */
+/*
+ * The faulty wire's other use: note the first SEND ONLY with invalidate's
+ * IETH, and count packets whose transmit hash is not the one their UDP
+ * source port gives (the transmit queue follows the QP's flow).
+ */
 static u32 rc_inv_seen;
+static atomic_t rc_bad_hash;
 
 static unsigned int rc_catch_inv(const struct sk_buff *skb)
 {
 	const u8 *ip = skb_network_header(skb);
-	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
+	const u8 *udp = ip + ((ip[0] >> 4) == 4 ? 20 : 40);
+	const u8 *bth = udp + sizeof(struct udphdr);
 
+	if (!skb->l4_hash ||
+	    skb->hash != jhash_1word(get_unaligned_be16(udp), 0))
+		atomic_inc(&rc_bad_hash);
 	if (bth[0] == QPNIC_SEND_ONLY_INV && !rc_inv_seen)
 		rc_inv_seen = get_unaligned_be32(bth + QPNIC_BTH_LEN);
 	return 1;
@@ -495,12 +505,14 @@ static void qpnic_rc_send_with_inv(struct kunit *test)
 		.ex.invalidate_rkey = 0xabcd1234,
 	};
 	rc_inv_seen = 0;
+	atomic_set(&rc_bad_hash, 0);
 	WRITE_ONCE(qpnic_kunit_lo_hook, rc_catch_inv);
 	KUNIT_ASSERT_EQ(test, ib_post_send(p.a, &wr, NULL), 0);
 	rc_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, 5, &wc);
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
 	rc_expect(test, p.cq_b, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 50, &wc);
 	KUNIT_EXPECT_EQ(test, rc_inv_seen, 0xabcd1234U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_bad_hash), 0);
 	rc_pair_destroy(&p);
 }
 

@@ -14,6 +14,7 @@
  * transport code ever runs nested inside another's locks.
  */
 #include <linux/ip.h>
+#include <linux/jhash.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -204,6 +205,12 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	__le32 icrc;
 
 	qpnic_push_udp_ip(av, skb, sport);
+	/*
+	 * The transmit queue follows the flow: the hash carries the entropy
+	 * of the UDP source port (per QP, or per flow label), as a peer's
+	 * RSS sees it, and spares the stack dissecting the packet.
+	 */
+	skb_set_hash(skb, jhash_1word(sport, 0), PKT_HASH_TYPE_L4);
 	icrc = cpu_to_le32(qpnic_icrc(skb, iplen + sizeof(struct udphdr)));
 	memcpy(skb_tail_pointer(skb) - QPNIC_ICRC_LEN, &icrc, sizeof(icrc));
 	qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
