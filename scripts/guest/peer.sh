@@ -141,10 +141,10 @@ traffic_set() {
 	traffic "ibv_rc_pingpong 200 x 4 KiB, data checked" 18601 ibv_rc_pingpong -s 4096 -n 200 -c
 	traffic "ibv_uc_pingpong 200 x 1 KiB, data checked" 18602 ibv_uc_pingpong -s 1024 -n 200 -c
 	traffic "ibv_ud_pingpong 200 x 512 bytes, data checked" 18603 ibv_ud_pingpong -s 512 -n 200 -c
-	traffic "ib_write_bw 300 x 64 KiB" 18604 ib_write_bw -s 65536 -n 300
-	traffic "ib_read_bw 200 x 64 KiB" 18605 ib_read_bw -s 65536 -n 200
-	traffic "ib_send_bw 500 x 4 KiB" 18606 ib_send_bw -s 4096 -n 500
-	traffic "ib_atomic_bw 500 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 500
+	traffic "ib_write_bw 100 x 64 KiB" 18604 ib_write_bw -s 65536 -n 100
+	traffic "ib_read_bw 100 x 64 KiB" 18605 ib_read_bw -s 65536 -n 100
+	traffic "ib_send_bw 200 x 4 KiB" 18606 ib_send_bw -s 4096 -n 200
+	traffic "ib_atomic_bw 200 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 200
 	ulp_pair
 }
 # A kernel ULP (tests/kmod/qpnic_ulppeer.c) on whichever device rdma_cm
