@@ -74,8 +74,8 @@ perf "ib_read_bw: 100 x 64 KiB" ib_read_bw -s 65536 -n 100
 perf "ib_send_bw: 200 x 4 KiB" ib_send_bw -s 4096 -n 200
 perf "ib_atomic_bw: 200 FETCH_ADD" ib_atomic_bw -A FETCH_AND_ADD -n 200
 perf "ib_atomic_bw: 200 CMP_SWAP" ib_atomic_bw -A CMP_AND_SWAP -n 200
-perf "ib_send_lat: 300 x 64 bytes" ib_send_lat -s 64 -n 300
-perf "ib_write_lat: 300 x 64 bytes" ib_write_lat -s 64 -n 300
+perf "ib_send_lat: 100 x 64 bytes" ib_send_lat -s 64 -n 100
+perf "ib_write_lat: 100 x 64 bytes" ib_write_lat -s 64 -n 100
 
 # rdma_cm: connection management travels as MADs on QP1 (UD), then data
 # on the connected QPs. rping -V checks every ping's data.
