@@ -5,7 +5,7 @@
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.0-*-amd64)))
 BUILD ?= build/modules
 
-.PHONY: all modules check demo bench deps clean
+.PHONY: all modules check demo bench soak deps clean
 
 all: modules
 
@@ -27,3 +27,7 @@ clean:
 
 bench:
 	scripts/bench.sh
+
+# SOAK_KERNEL=test|stock, SOAK_SECONDS (see scripts/soak.sh)
+soak:
+	scripts/soak.sh $(or $(SOAK_KERNEL),stock) $(or $(SOAK_SECONDS),300)

@@ -121,19 +121,20 @@ int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,
 	u32 i;
 
 	for (i = 0; i < num_sge && len; i++) {
+		/* each SGE is read once, whoever else can see the list */
+		const struct ib_sge s = sge[i];
 		struct qpnic_mr *mr;
 		u32 n;
 
-		if (offset >= sge[i].length) {
-			offset -= sge[i].length;
+		if (offset >= s.length) {
+			offset -= s.length;
 			continue;
 		}
-		n = min(len, sge[i].length - offset);
-		mr = qpnic_mr_lookup(qdev, pd, sge[i].lkey, sge[i].addr + offset,
-				     n, access);
+		n = min(len, s.length - offset);
+		mr = qpnic_mr_lookup(qdev, pd, s.lkey, s.addr + offset, n, access);
 		if (!mr)
 			return -EACCES;
-		qpnic_mr_copy(mr, sge[i].addr + offset, n, c);
+		qpnic_mr_copy(mr, s.addr + offset, n, c);
 		qpnic_mr_put(mr);
 		offset = 0;
 		len -= n;

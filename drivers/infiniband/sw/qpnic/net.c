@@ -5,8 +5,9 @@
  *
  * Transmit: an address vector is resolved once (source GID's netdev,
  * network type, whether the destination is this device) when an AH or a
- * connected QP's path is set; each packet is routed through the kernel's
- * IPv4/IPv6 tables (neighbour resolution and VLANs come with the route),
+ * connected QP's path is set; each packet is built with room for any link
+ * header and routed when it is sent, through the kernel's IPv4/IPv6
+ * tables (neighbour resolution and VLANs come with the route),
  * gets its UDP and IP headers and the ICRC, and leaves through
  * ip_local_out()/ip6_local_out(). A packet to a GID of the sending device
  * skips the IP stack (it would deliver it through lo, where no qpnic
@@ -115,38 +116,53 @@ static unsigned int qpnic_ip_hdr_len(const struct qpnic_av *av)
 }
 
 /*
- * An skb for a packet of @len bytes (BTH to ICRC) to @av, routed, with
- * room for the link, IP and UDP headers; skb->data is where the BTH goes
- * and nothing is put yet. NULL when there is no route or no memory (both
- * counted): the caller treats the packet as lost on the wire.
+ * An skb for a packet of @len bytes (BTH to ICRC) to @av, with room for
+ * the link, IP and UDP headers; skb->data is where the BTH goes and
+ * nothing is put yet. NULL when there is no memory (counted): the caller
+ * treats the packet as lost on the wire. Any context, interrupts off
+ * included (the requester builds packets under the SQ lock): the route is
+ * looked up at send time.
  */
 struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 				const struct qpnic_av *av, unsigned int len)
 {
-	unsigned int hdrs = qpnic_ip_hdr_len(av) + sizeof(struct udphdr);
-	struct dst_entry *dst = NULL;
-	unsigned int headroom = hdrs;
+	unsigned int headroom = MAX_HEADER + qpnic_ip_hdr_len(av) +
+				sizeof(struct udphdr);
 	struct sk_buff *skb;
 
-	if (!av->loopback) {
-		dst = av->network_type == RDMA_NETWORK_IPV4 ? qpnic_route4(av) :
-							      qpnic_route6(av);
-		if (IS_ERR(dst)) {
-			qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_ROUTE);
-			return NULL;
-		}
-		headroom += LL_RESERVED_SPACE(dst->dev);
-	}
 	skb = alloc_skb(headroom + len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb) {
-		dst_release(dst);
 		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_MEM);
 		return NULL;
 	}
 	skb_reserve(skb, headroom);
-	if (dst)
-		skb_dst_set(skb, dst);
 	return skb;
+}
+
+/*
+ * Route @skb to @av through the kernel's tables; false (the skb freed,
+ * counted) when there is no route or no room for the link header.
+ */
+static bool qpnic_skb_route(struct qpnic_dev *qdev, const struct qpnic_av *av,
+			    struct sk_buff *skb)
+{
+	unsigned int hdrs = qpnic_ip_hdr_len(av) + sizeof(struct udphdr);
+	struct dst_entry *dst;
+
+	dst = av->network_type == RDMA_NETWORK_IPV4 ? qpnic_route4(av) :
+						      qpnic_route6(av);
+	if (IS_ERR(dst)) {
+		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_ROUTE);
+		kfree_skb(skb);
+		return false;
+	}
+	skb_dst_set(skb, dst);
+	if (skb_cow_head(skb, hdrs + LL_RESERVED_SPACE(dst->dev))) {
+		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_MEM);
+		kfree_skb(skb);
+		return false;
+	}
+	return true;
 }
 
 static void qpnic_push_udp_ip(const struct qpnic_av *av, struct sk_buff *skb,
@@ -204,6 +220,8 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	unsigned int iplen = qpnic_ip_hdr_len(av);
 	__le32 icrc;
 
+	if (!av->loopback && !qpnic_skb_route(qdev, av, skb))
+		return;
 	qpnic_push_udp_ip(av, skb, sport);
 	/*
 	 * The transmit queue follows the flow: the hash carries the entropy

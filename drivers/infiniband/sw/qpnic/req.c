@@ -9,16 +9,19 @@
  * run sends at most QPNIC_REQ_BUDGET packets, then hands over to the work
  * item, so one QP never holds a CPU for long.
  *
- * Each packet is claimed under the SQ lock (which WQE, which PSN, which
- * bytes; the requester state moves on), then built and sent with no lock
- * held. A WQE stays in its slot until it completes (only completion and
- * flush give a slot back), so the runner reads it unlocked. The completer
- * (comp.c) may rewind the state meanwhile (go-back-N from a NAK or a
- * timeout): a packet claimed before that is a duplicate the responder
+ * Each packet is claimed and built under the SQ lock: which WQE, which
+ * PSN, which bytes, and then the skb with its headers and its payload,
+ * copied out of the WQE's SGEs or inline bytes. Only the finished skb
+ * leaves the lock, so a flush, a RESET or a completion that gives the
+ * slot back (and a post that rewrites it) once the lock is dropped cannot
+ * change what is sent, and nothing of the slot is read again: its index
+ * is not kept either. Transmit runs with no lock held. The completer
+ * (comp.c) may rewind the requester after that (go-back-N from a NAK or a
+ * timeout): a packet built before is a duplicate the responder
  * recognises by its PSN.
  *
- * UD and UC messages complete once their last packet is out; RC messages
- * when the completer sees them acknowledged.
+ * UD and UC messages complete once their last packet is built (its bytes
+ * are in the skb); RC messages when the completer sees them acknowledged.
  */
 #include <linux/skbuff.h>
 #include <rdma/ib_mad.h>
@@ -29,7 +32,7 @@
 #define QPNIC_MAX_UNACKED	256	/* PSNs in flight before waiting for ACKs */
 #define QPNIC_ACKREQ_EVERY	16	/* ask for an ACK at least this often */
 
-/* What one claimed packet carries. */
+/* What one claimed packet carries; it lives only under the SQ lock. */
 struct qpnic_req_pkt {
 	struct qpnic_send_wqe *wqe;
 	struct qpnic_hdr_fields f;
@@ -349,65 +352,60 @@ static enum ib_wc_status qpnic_req_payload(struct qpnic_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-/* Build and send the packet @p; the status its WQE completes with if not. */
-static enum ib_wc_status qpnic_req_send(struct qpnic_qp *qp,
-					struct qpnic_req_pkt *p)
+/* A UD packet's destination, from its WQE's AH; the status if none. */
+static enum ib_wc_status qpnic_req_ud_av(struct qpnic_qp *qp,
+					 struct qpnic_req_pkt *p)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
-	enum ib_wc_status status;
-	struct sk_buff *skb;
-	u8 *payload;
+	u32 mtu = READ_ONCE(qdev->mtu);
 
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
-		if (p->paylen > READ_ONCE(qdev->mtu)) {
-			ibdev_dbg(&qdev->ibdev, "QP %u: UD send of %u bytes exceeds the MTU %u\n",
-				  qp->ibqp.qp_num, p->paylen, READ_ONCE(qdev->mtu));
-			return IB_WC_LOC_LEN_ERR;
-		}
-		if (qpnic_ah_av(qdev, p->wqe->ud.ah_num, qp->ibqp.pd, &p->av)) {
-			ibdev_dbg(&qdev->ibdev, "QP %u: UD send through AH %u, not one of its PD\n",
-				  qp->ibqp.qp_num, p->wqe->ud.ah_num);
-			return IB_WC_LOC_QP_OP_ERR;
-		}
+	if (p->paylen > mtu) {
+		ibdev_dbg(&qdev->ibdev, "QP %u: UD send of %u bytes exceeds the MTU %u\n",
+			  qp->ibqp.qp_num, p->paylen, mtu);
+		return IB_WC_LOC_LEN_ERR;
 	}
-	skb = qpnic_pkt_alloc(qp, &p->av, &p->f, p->paylen, &payload);
-	if (!skb)
-		return IB_WC_SUCCESS;	/* lost on the way: RC retries it */
-	status = qpnic_req_payload(qp, p, payload);
-	if (status != IB_WC_SUCCESS) {
-		kfree_skb(skb);
-		return status;
+	if (qpnic_ah_av(qdev, p->wqe->ud.ah_num, qp->ibqp.pd, &p->av)) {
+		ibdev_dbg(&qdev->ibdev, "QP %u: UD send through AH %u, not one of its PD\n",
+			  qp->ibqp.qp_num, p->wqe->ud.ah_num);
+		return IB_WC_LOC_QP_OP_ERR;
 	}
-	qpnic_pkt_send(qp, &p->av, skb, p->f.dqpn);
 	return IB_WC_SUCCESS;
 }
 
-/* After the packet of @p: complete UD/UC messages, record failures. */
-static void qpnic_req_done(struct qpnic_qp *qp, const struct qpnic_req_pkt *p,
-			   enum ib_wc_status status)
+/*
+ * Build the packet @p claimed, under the SQ lock: headers and payload go
+ * into the skb now, so nothing of the WQE's slot is read once the lock is
+ * dropped. A failure marks the WQE (nothing after it starts; it completes
+ * in its turn); a UD or UC message whose last packet this is completes.
+ * Returns the skb to send, or NULL (a lost packet, which RC retries, or a
+ * failure).
+ */
+static struct sk_buff *qpnic_req_build(struct qpnic_qp *qp,
+				       struct qpnic_req_pkt *p, bool *notify)
 {
-	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
-	bool notify = false;
-	unsigned long flags;
+	bool ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	struct sk_buff *skb = NULL;
+	u8 *payload;
 
-	if (!p->complete && status == IB_WC_SUCCESS)
-		return;
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	/* a flush or a reset may have taken the WQE meanwhile */
-	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
-		if (status != IB_WC_SUCCESS) {
-			/* nothing after it starts; it completes in its turn */
-			p->wqe->status = status;
-			qp->req.next = p->index;
-			qp->req.offset = 0;
-		}
-		if (qp->sq.queue.cons == p->index)
-			qpnic_req_complete_locked(qp, p->wqe, p->wqe->status,
-						  &notify);
+	lockdep_assert_held(&qp->sq.lock);
+	if (ud)
+		status = qpnic_req_ud_av(qp, p);
+	if (status == IB_WC_SUCCESS)
+		skb = qpnic_pkt_alloc(qp, &p->av, &p->f, p->paylen, &payload);
+	if (skb)
+		status = qpnic_req_payload(qp, p, payload);
+	if (status != IB_WC_SUCCESS) {
+		kfree_skb(skb);
+		skb = NULL;
+		p->wqe->status = status;
+		qp->req.next = p->index;
+		qp->req.offset = 0;
 	}
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	if (notify)
-		qpnic_cq_notify(cq);
+	if ((p->complete || status != IB_WC_SUCCESS) &&
+	    qp->sq.queue.cons == p->index)
+		qpnic_req_complete_locked(qp, p->wqe, p->wqe->status, notify);
+	return skb;
 }
 
 /*
@@ -433,6 +431,7 @@ static bool qpnic_req_run(struct qpnic_qp *qp)
 
 	for (;;) {
 		bool notify = false, claimed = false;
+		struct sk_buff *skb = NULL;
 		unsigned long flags;
 
 		spin_lock_irqsave(&qp->sq.lock, flags);
@@ -443,13 +442,17 @@ static bool qpnic_req_run(struct qpnic_qp *qp)
 			}
 			claimed = ud ? qpnic_req_claim_ud(qp, &p, &notify) :
 				       qpnic_req_claim_rc(qp, &p, &notify);
+			if (claimed)
+				skb = qpnic_req_build(qp, &p, &notify);
 		}
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 		if (notify)
 			qpnic_cq_notify(cq);
 		if (!claimed)
 			return false;
-		qpnic_req_done(qp, &p, qpnic_req_send(qp, &p));
+		/* @p's WQE may be gone now: only the skb and the route go on */
+		if (skb)
+			qpnic_pkt_send(qp, &p.av, skb, p.f.dqpn);
 	}
 }
 
