@@ -363,6 +363,133 @@ static void qpnic_dt_ud_srq(struct kunit *test)
 	dt_pair_destroy(&p);
 }
 
+static atomic_t dt_flood_once;
+
+/* The first packet comes 3000 times: more than the loopback queue holds. */
+static unsigned int dt_flood(const struct sk_buff *skb)
+{
+	return atomic_inc_return(&dt_flood_once) == 1 ? 3000 : 1;
+}
+
+/*
+ * The loopback queue is bounded: a packet that would pass its limit is
+ * dropped and counted, every copy is either delivered or counted, and
+ * the device goes on working.
+ */
+static void qpnic_dt_loopback_bounded(struct kunit *test)
+{
+	u64 lo = qpnic_test_counter(test, dt.ibdev, "loopback_packets");
+	u64 drops = qpnic_test_counter(test, dt.ibdev, "loopback_drops");
+	u8 *buf = kunit_kzalloc(test, DT_GRH + 64, GFP_KERNEL);
+	unsigned long end = jiffies + 60 * HZ;
+	struct dt_pair p;
+	struct ib_wc wc;
+	u64 got;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	dt_pair_init(test, &p, NULL);
+	atomic_set(&dt_flood_once, 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, dt_flood);
+	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY,
+					   dt.pd->local_dma_lkey, 0), 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
+	do {
+		msleep(20);
+		got = qpnic_test_counter(test, dt.ibdev, "loopback_packets") - lo +
+		      qpnic_test_counter(test, dt.ibdev, "loopback_drops") - drops;
+	} while (got < 3000 && time_before(jiffies, end));
+	KUNIT_EXPECT_EQ(test, got, 3000ULL);
+	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, dt.ibdev, "loopback_drops"),
+			drops);
+	/* and a message after the flood arrives */
+	KUNIT_ASSERT_EQ(test, dt_post_recv(&p, buf, DT_GRH + 64, 2), 0);
+	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY,
+					   dt.pd->local_dma_lkey, 0), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	dt_pair_destroy(&p);
+}
+
+/*
+ * create_ah and destroy_ah without RDMA_CREATE_AH_SLEEPABLE may be called
+ * with interrupts off (ib_cm does, under an irqsave lock): they leave them
+ * off.
+ */
+static void qpnic_dt_ah_irqs_off(struct kunit *test)
+{
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	DEFINE_SPINLOCK(lock);
+	unsigned long flags;
+	struct ib_ah *ah;
+	bool off_after_create, off_after_destroy;
+
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, &dt.gid, 0, 0, 64, 0);
+	spin_lock_irqsave(&lock, flags);
+	ah = rdma_create_ah(dt.pd, &attr, 0);
+	off_after_create = irqs_disabled();
+	if (!IS_ERR(ah))
+		rdma_destroy_ah(ah, 0);
+	off_after_destroy = irqs_disabled();
+	spin_unlock_irqrestore(&lock, flags);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
+	KUNIT_EXPECT_TRUE(test, off_after_create);
+	KUNIT_EXPECT_TRUE(test, off_after_destroy);
+}
+
+/*
+ * An atomic has no payload of its own to inline: IB_SEND_INLINE on one is
+ * refused at post time. max_msg_sz is 1 GiB, so one message never spans
+ * half the PSN space at path MTU 256, and a WR past it is refused.
+ */
+static void qpnic_dt_post_limits(struct kunit *test)
+{
+	struct ib_cq *cq = ib_create_cq(dt.ibdev, NULL, NULL, NULL,
+					&(struct ib_cq_init_attr){ .cqe = 16 });
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 2,
+			 .max_recv_sge = 1, .max_inline_data = 64 },
+	};
+	u64 *result = kunit_kzalloc(test, sizeof(u64), GFP_KERNEL);
+	/* nothing is read from the SGEs of a WR that is refused */
+	struct ib_sge sge[2] = {
+		{ .addr = (uintptr_t)result, .length = 8, .lkey = dt.pd->local_dma_lkey },
+		{ .addr = (uintptr_t)result, .length = 0x3fffffff,
+		  .lkey = dt.pd->local_dma_lkey },
+	};
+	struct ib_atomic_wr wr = {
+		.wr = { .sg_list = sge, .num_sge = 1, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.send_flags = IB_SEND_INLINE },
+		.remote_addr = 0x1000, .rkey = 0x100, .compare_add = 1,
+	};
+	struct ib_rdma_wr past = {
+		.wr = { .sg_list = sge, .num_sge = 2, .opcode = IB_WR_RDMA_WRITE },
+	};
+	struct ib_port_attr pattr;
+	struct ib_qp *qp;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	KUNIT_ASSERT_NOT_NULL(test, result);
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	qp = ib_create_qp(dt.pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, NULL), -EINVAL);
+	wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &wr.wr, NULL), -EINVAL);
+	KUNIT_ASSERT_EQ(test, ib_query_port(dt.ibdev, 1, &pattr), 0);
+	KUNIT_EXPECT_EQ(test, pattr.max_msg_sz, 0x40000000U);
+	/* 8 + 2^30 - 1 bytes: one past max_msg_sz */
+	KUNIT_EXPECT_EQ(test, ib_post_send(qp, &past.wr, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	ib_destroy_cq(cq);
+}
+
 static int qpnic_dt_suite_init(struct kunit_suite *suite)
 {
 	int err;
@@ -398,6 +525,9 @@ static void qpnic_dt_suite_exit(struct kunit_suite *suite)
 }
 
 static struct kunit_case qpnic_dt_cases[] = {
+	KUNIT_CASE(qpnic_dt_loopback_bounded),
+	KUNIT_CASE(qpnic_dt_ah_irqs_off),
+	KUNIT_CASE(qpnic_dt_post_limits),
 	KUNIT_CASE(qpnic_dt_ud_send_recv),
 	KUNIT_CASE(qpnic_dt_ud_qkey),
 	KUNIT_CASE(qpnic_dt_ud_no_recv_wqe),

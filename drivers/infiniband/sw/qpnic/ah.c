@@ -35,12 +35,23 @@ int qpnic_check_ah_attr(struct qpnic_dev *qdev, const struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/* Any context, interrupts on or off (destroy_ah may be called atomic). */
+static void qpnic_ah_erase(struct qpnic_dev *qdev, u32 ah_num)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&qdev->ahs, flags);
+	__xa_erase(&qdev->ahs, ah_num);
+	xa_unlock_irqrestore(&qdev->ahs, flags);
+}
+
 int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata)
 {
 	struct qpnic_dev *qdev = to_qdev(ibah->device);
 	struct qpnic_ah *ah = to_qah(ibah);
 	struct rxe_create_ah_resp resp = {};
+	unsigned long flags;
 	gfp_t gfp;
 	int err;
 
@@ -52,12 +63,15 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		return err;
 	/*
 	 * create_ah may run in atomic context (RDMA_CREATE_AH_SLEEPABLE
-	 * clear). The number is reserved first and the AH stored there once
-	 * it is built.
+	 * clear), with interrupts off (ib_cm holds an irqsave lock): the
+	 * xarray is locked irqsave, never _irq, which would turn them on. The
+	 * number is reserved first and the AH stored there once it is built.
 	 */
 	gfp = (init->flags & RDMA_CREATE_AH_SLEEPABLE) ? GFP_KERNEL : GFP_ATOMIC;
-	err = xa_alloc_cyclic_irq(&qdev->ahs, &ah->ah_num, NULL,
-				  XA_LIMIT(1, QPNIC_MAX_AH), &qdev->next_ah, gfp);
+	xa_lock_irqsave(&qdev->ahs, flags);
+	err = __xa_alloc_cyclic(&qdev->ahs, &ah->ah_num, NULL,
+				XA_LIMIT(1, QPNIC_MAX_AH), &qdev->next_ah, gfp);
+	xa_unlock_irqrestore(&qdev->ahs, flags);
 	if (err < 0) {
 		ibdev_dbg(&qdev->ibdev, "create_ah: no AH number left (%d)\n", err);
 		err = -ENOMEM;
@@ -73,7 +87,9 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		if (err)
 			goto err_num;
 	}
-	err = xa_err(xa_store_irq(&qdev->ahs, ah->ah_num, ah, gfp));
+	xa_lock_irqsave(&qdev->ahs, flags);
+	err = xa_err(__xa_store(&qdev->ahs, ah->ah_num, ah, gfp));
+	xa_unlock_irqrestore(&qdev->ahs, flags);
 	if (err) {
 		ibdev_dbg(&qdev->ibdev, "create_ah: publishing AH %u failed %d\n",
 			  ah->ah_num, err);
@@ -84,7 +100,7 @@ int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 err_num:
 	rdma_destroy_ah_attr(&ah->attr);
 err_reserved:
-	xa_erase_irq(&qdev->ahs, ah->ah_num);
+	qpnic_ah_erase(qdev, ah->ah_num);
 err_count:
 	atomic_dec(&qdev->num_ah);
 	return err;
@@ -124,7 +140,7 @@ int qpnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct qpnic_dev *qdev = to_qdev(ibah->device);
 	struct qpnic_ah *ah = to_qah(ibah);
 
-	xa_erase_irq(&qdev->ahs, ah->ah_num);
+	qpnic_ah_erase(qdev, ah->ah_num);
 	rdma_destroy_ah_attr(&ah->attr);
 	atomic_dec(&qdev->num_ah);
 	return 0;

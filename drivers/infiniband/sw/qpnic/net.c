@@ -209,10 +209,22 @@ static void qpnic_push_udp_ip(const struct qpnic_av *av, struct sk_buff *skb,
 	}
 }
 
+/* Queue @skb for the loopback work, or drop it when the queue is full. */
+static void qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
+{
+	/* racing senders may each pass the limit by one */
+	if (skb_queue_len_lockless(&qdev->loopback_q) >= QPNIC_LOOPBACK_MAX) {
+		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_DROPS);
+		kfree_skb(skb);
+		return;
+	}
+	skb_queue_tail(&qdev->loopback_q, skb);
+}
+
 /*
  * Send the packet qpnic_skb_alloc() gave: skb->data at the BTH, the
  * packet put up to and including the ICRC's place. Consumes the skb.
- * BH context or process context.
+ * BH context or process context, interrupts on.
  */
 void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		    struct sk_buff *skb, u16 sport)
@@ -243,12 +255,12 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 			struct sk_buff *dup = skb_copy(skb, GFP_ATOMIC);
 
 			if (dup)
-				skb_queue_tail(&qdev->loopback_q, dup);
+				qpnic_loopback_queue(qdev, dup);
 		}
 		if (copies)	/* the hook dropped it */
 			kfree_skb(skb);
 		else
-			skb_queue_tail(&qdev->loopback_q, skb);
+			qpnic_loopback_queue(qdev, skb);
 		queue_work(qpnic_wq, &qdev->loopback_work);
 		return;
 	}

@@ -476,7 +476,10 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 	}
 	if (flags & IB_SEND_INLINE) {
 		n = READ_ONCE(u->dma.length);
-		if (n > qp->max_inline || opcode == IB_WR_RDMA_READ)
+		/* READs and atomics have no payload of their own to inline */
+		if (n > qp->max_inline || opcode == IB_WR_RDMA_READ ||
+		    opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		    opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
 			goto invalid;
 		memcpy(k->inline_data, u->dma.inline_data, n);
 		k->length = n;
@@ -1035,8 +1038,11 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	}
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
+	/* READs and atomics have no payload of their own to inline */
 	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    (wr->opcode == IB_WR_RDMA_READ || len > qp->max_inline)) {
+	    (wr->opcode == IB_WR_RDMA_READ || len > qp->max_inline ||
+	     wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: inline %llu bytes, opcode %d, max_inline %u\n",
 			  len, wr->opcode, qp->max_inline);
 		return -EINVAL;

@@ -26,6 +26,12 @@
 #define QPNIC_GSI_QPN		1
 #define QPNIC_MCAST_QPN		0xffffff	/* BTH DestQP of a multicast packet */
 #define QPNIC_FIRST_QPN		16
+/*
+ * Packets to a GID of the device itself wait at most this many to a
+ * device (a few MB): past it they are dropped as a full NIC queue drops
+ * them (RC sends them again), so no sender can queue memory without bound.
+ */
+#define QPNIC_LOOPBACK_MAX	1024
 
 /* Device limits, reported by query_device and enforced by every verb. */
 #define QPNIC_MAX_QP		0x100000U
@@ -43,7 +49,12 @@
 #define QPNIC_MAX_MCAST_QP_ATTACH 56
 #define QPNIC_MAX_RD_ATOMIC	128
 #define QPNIC_GID_TBL_LEN	128
-#define QPNIC_MAX_MSG_SIZE	0x80000000U
+/*
+ * 1 GiB: at the 256-byte path MTU a message spans 2^22 PSNs, so with the
+ * requester's window it stays inside the 2^23 half of PSN space that
+ * signed PSN distances need.
+ */
+#define QPNIC_MAX_MSG_SIZE	0x40000000U
 
 /*
  * ATOMIC WRITE: librxe posts it (IBV_WR_ATOMIC_WRITE) and polls its
@@ -81,6 +92,8 @@ enum qpnic_counter {
 	QPNIC_CNT_RX_DUP_REQUESTS,
 	QPNIC_CNT_RX_DROP_STALE,
 	QPNIC_CNT_RX_MCAST,
+	QPNIC_CNT_LOOPBACK_DROPS,
+	QPNIC_CNT_RX_UC_DROPS,
 	QPNIC_NUM_COUNTERS
 };
 

@@ -34,6 +34,8 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_DUP_REQUESTS].name = "rx_duplicate_requests",
 	[QPNIC_CNT_RX_DROP_STALE].name = "rx_drop_stale_response",
 	[QPNIC_CNT_RX_MCAST].name = "rx_multicast_packets",
+	[QPNIC_CNT_LOOPBACK_DROPS].name = "loopback_drops",
+	[QPNIC_CNT_RX_UC_DROPS].name = "rx_uc_dropped_messages",
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);
