@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <linux/vmalloc.h>
 #include <net/ip.h>
 #include <asm/unaligned.h>
 #include <qpnic/qpnic.h>
@@ -72,6 +73,7 @@ struct qpnic_rx_spec {
 	u16 pkey;
 	u32 dqpn;
 	unsigned int ext;	/* extension header bytes (zeroed) */
+	const void *ext_data;	/* what they are, if not zeros */
 	unsigned int paylen;	/* payload bytes */
 	bool bad_icrc;
 	unsigned int truncate;	/* UDP payload bytes to keep, 0 for all */
@@ -103,6 +105,8 @@ static struct sk_buff *qpnic_rx_build(struct kunit *test,
 	put_unaligned_be16(s->pkey, bth + 2);
 	put_unaligned_be32(s->dqpn, bth + 4);
 	put_unaligned_be32(0x80000000 | (s->psn ?: 0x123), bth + 8);
+	if (s->ext_data)
+		memcpy(bth + QPNIC_BTH_LEN, s->ext_data, s->ext);
 	memset(bth + QPNIC_BTH_LEN + s->ext, 0x5a, s->paylen);
 	put_unaligned_le32(qpnic_rx_ref_icrc((u8 *)iph, len) ^ (s->bad_icrc ? 1 : 0),
 			   (u8 *)iph + len - QPNIC_ICRC_LEN);
@@ -289,6 +293,244 @@ static void qpnic_rx_payload_length(struct kunit *test)
 	}
 }
 
+/* A DMA MR of rx.pd with @access (ib_alloc_pd gave rx.pd no rkey). */
+static struct ib_mr *qpnic_rx_dma_mr(struct kunit *test, int access)
+{
+	struct ib_mr *mr = rx.ibdev->ops.get_dma_mr(rx.pd, access);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	mr->device = rx.ibdev;
+	mr->pd = rx.pd;
+	mr->type = IB_MR_TYPE_DMA;
+	return mr;
+}
+
+static void qpnic_rx_reth(u8 *reth, u64 va, u32 rkey, u32 len)
+{
+	put_unaligned_be64(va, reth);
+	put_unaligned_be32(rkey, reth + 8);
+	put_unaligned_be32(len, reth + 12);
+}
+
+static struct ib_qp *qpnic_rx_qp(struct kunit *test, enum ib_qp_type type)
+{
+	struct ib_qp_init_attr attr = {
+		.qp_type = type, .send_cq = rx.cq, .recv_cq = rx.cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ib_qp *qp = ib_create_qp(rx.pd, &attr);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	return qp;
+}
+
+/* Wait up to @ms for tx_packets to reach @want; the count it reached. */
+static u64 qpnic_rx_wait_tx(struct kunit *test, u64 want, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+	u64 now;
+
+	while ((now = qpnic_test_counter(test, rx.ibdev, "tx_packets")) < want &&
+	       time_before(jiffies, end))
+		msleep(20);
+	return now;
+}
+
+#define RX_READ_LEN	(1024 * 1024)	/* 1024 responses at path MTU 1024 */
+
+/*
+ * A READ request is answered from the QP's READ work, never from the
+ * receive call: a 1 MiB READ takes the receive path one packet's time.
+ * A duplicate is answered only inside the READ it repeats, from its PSN
+ * on, and only while the QP allows remote reads.
+ */
+static void qpnic_rx_read_answered_from_work(struct kunit *test)
+{
+	struct ib_mr *mr = qpnic_rx_dma_mr(test, IB_ACCESS_LOCAL_WRITE |
+					   IB_ACCESS_REMOTE_READ);
+	u8 *buf = vzalloc(RX_READ_LEN);
+	struct ib_qp *qp = qpnic_rx_qp(test, IB_QPT_RC);
+	u8 reth[QPNIC_RETH_LEN];
+	struct qpnic_rx_spec s = { .opcode = QPNIC_READ_REQUEST, .pkey = 0xffff,
+				   .dqpn = qp->qp_num, .ext = sizeof(reth),
+				   .ext_data = reth };
+	struct ib_qp_attr a = { .qp_access_flags = IB_ACCESS_REMOTE_WRITE };
+	struct sk_buff *skb;
+	u64 tx, dups;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	qpnic_rx_reth(reth, (uintptr_t)buf, mr->rkey, RX_READ_LEN);
+	skb = qpnic_rx_build(test, &s, rx.ndev);
+	tx = qpnic_test_counter(test, rx.ibdev, "tx_packets");
+	/* nothing may delay the count after the call, or the old code's shows */
+	preempt_disable();
+	qpnic_rcv(skb);
+	preempt_enable();
+	KUNIT_EXPECT_LT(test, qpnic_test_counter(test, rx.ibdev, "tx_packets") - tx,
+			64ULL);
+	KUNIT_EXPECT_EQ(test, qpnic_rx_wait_tx(test, tx + 1024, 60000), tx + 1024);
+
+	/* the rest of it again, from the 11th response on */
+	s.psn = 0x123 + 10;
+	qpnic_rx_reth(reth, (uintptr_t)buf + 10 * 1024, mr->rkey,
+		      RX_READ_LEN - 10 * 1024);
+	tx = qpnic_test_counter(test, rx.ibdev, "tx_packets");
+	qpnic_rcv(qpnic_rx_build(test, &s, rx.ndev));
+	KUNIT_EXPECT_EQ(test, qpnic_rx_wait_tx(test, tx + 1014, 60000), tx + 1014);
+
+	/* not the range that READ named, or no READ at all: no answer */
+	dups = qpnic_test_counter(test, rx.ibdev, "rx_duplicate_requests");
+	tx = qpnic_test_counter(test, rx.ibdev, "tx_packets");
+	qpnic_rx_reth(reth, (uintptr_t)buf + 10 * 1024, mr->rkey, RX_READ_LEN);
+	qpnic_rcv(qpnic_rx_build(test, &s, rx.ndev));
+	qpnic_rx_reth(reth, (uintptr_t)buf, mr->rkey, 4096);
+	s.psn = 0x100;
+	qpnic_rcv(qpnic_rx_build(test, &s, rx.ndev));
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev, "tx_packets"), tx);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev,
+						 "rx_duplicate_requests"), dups + 2);
+
+	/* the READ itself again, once the QP no longer allows remote reads */
+	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_ACCESS_FLAGS), 0);
+	s.psn = 0x123;
+	qpnic_rx_reth(reth, (uintptr_t)buf, mr->rkey, RX_READ_LEN);
+	tx = qpnic_test_counter(test, rx.ibdev, "tx_packets");
+	qpnic_rcv(qpnic_rx_build(test, &s, rx.ndev));
+	msleep(200);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev, "tx_packets"), tx);
+
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	rx.ibdev->ops.dereg_mr(mr, NULL);
+	vfree(buf);
+}
+
+/*
+ * UC drops a message it cannot take and goes on (IBTA 9.9.4.2): a WRITE
+ * longer than its RETH, a WRITE to a QP without remote write access, a
+ * SEND longer than the receive buffer. The QP stays where it was and the
+ * next good SEND lands in the receive WQE the dropped one had taken.
+ */
+static void qpnic_rx_uc_drops_refused_messages(struct kunit *test)
+{
+	struct ib_mr *mr = qpnic_rx_dma_mr(test, IB_ACCESS_LOCAL_WRITE |
+					   IB_ACCESS_REMOTE_WRITE);
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u8 *target = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_qp *qp = qpnic_rx_qp(test, IB_QPT_UC);
+	struct ib_qp *closed = qpnic_rx_qp(test, IB_QPT_UC);
+	struct ib_sge sge = { .length = 16 };
+	struct ib_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 };
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1 };
+	u8 reth[QPNIC_RETH_LEN];
+	struct qpnic_rx_spec s = { .opcode = QPNIC_OPC_UC | QPNIC_WRITE_ONLY,
+				   .pkey = 0xffff, .dqpn = qp->qp_num,
+				   .ext = sizeof(reth), .ext_data = reth,
+				   .paylen = 64 };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr q;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_NOT_NULL(test, target);
+	sge.addr = (uintptr_t)buf;
+	sge.lkey = rx.pd->local_dma_lkey;
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &wr, NULL), 0);
+	/* a QP that allows no remote access at all */
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(closed, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+					   IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(closed), 0);
+
+	/* 64 bytes where the RETH allows 16 */
+	qpnic_rx_reth(reth, (uintptr_t)target, mr->rkey, 16);
+	qpnic_rx_expect(test, &s, COUNTED("rx_packets"));
+	s.dqpn = closed->qp_num;
+	s.paylen = 16;
+	qpnic_rx_expect(test, &s, COUNTED("rx_packets"));
+	/* 64 bytes into a 16-byte receive buffer */
+	s = (struct qpnic_rx_spec){ .opcode = QPNIC_OPC_UC | QPNIC_SEND_ONLY,
+				    .pkey = 0xffff, .dqpn = qp->qp_num,
+				    .psn = 0x124, .paylen = 64 };
+	qpnic_rx_expect(test, &s, COUNTED("rx_packets"));
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev,
+						 "rx_uc_dropped_messages") >= 3, true);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(target, 0, 64));
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(rx.cq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(qp, &q, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, q.qp_state, IB_QPS_RTR);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(closed, &q, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, q.qp_state, IB_QPS_RTR);
+
+	/* and the next SEND that fits lands where the dropped one would have */
+	s.psn = 0x125;
+	s.paylen = 8;
+	qpnic_rx_expect(test, &s, COUNTED("rx_packets"));
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(rx.cq, &wc, 1000), 1);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 7ULL);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8U);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0x5a, 8));
+
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(closed), 0);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+	rx.ibdev->ops.dereg_mr(mr, NULL);
+}
+
+/*
+ * Forged sequence NAKs for PSNs inside a message that is not acknowledged,
+ * alternating between two of them: the first goes back once, the rest
+ * change nothing (one behind what a NAK acknowledged is stale, the same
+ * one again waits for progress). The old requester resent the message's
+ * tail for each.
+ */
+static void qpnic_rx_forged_naks(struct kunit *test)
+{
+	u8 *buf = kunit_kzalloc(test, 8192, GFP_KERNEL);
+	struct ib_qp *qp = qpnic_rx_qp(test, IB_QPT_RC);
+	struct ib_sge sge = { .length = 8192 };
+	struct ib_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED };
+	/* no ACK timeout: only the NAKs can make it resend */
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RTS, .sq_psn = 0x456,
+				.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+	u8 aeth[QPNIC_AETH_LEN] = { QPNIC_AETH_NAK };
+	struct qpnic_rx_spec s = { .opcode = QPNIC_ACKNOWLEDGE, .pkey = 0xffff,
+				   .dqpn = qp->qp_num, .ext = sizeof(aeth),
+				   .ext_data = aeth };
+	u64 resent, naks;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sge.addr = (uintptr_t)buf;
+	sge.lkey = rx.pd->local_dma_lkey;
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(qp), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
+					   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+					   IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC), 0);
+	/* 8 packets, PSNs 0x456..0x45d, to a peer that never answers */
+	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr, NULL), 0);
+	resent = qpnic_test_counter(test, rx.ibdev, "tx_retransmits");
+	naks = qpnic_test_counter(test, rx.ibdev, "rx_seq_naks");
+	for (i = 0; i < 10; i++) {
+		s.psn = 0x456 + (i % 2 ? 1 : 5);
+		qpnic_rcv(qpnic_rx_build(test, &s, rx.ndev));
+	}
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev, "rx_seq_naks"),
+			naks + 10);
+	/* one go-back-N from PSN 0x45b: 3 packets, not 3 + 7 per pair */
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rx.ibdev, "tx_retransmits") -
+			resent, 3ULL);
+	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
+}
+
 /* A packet on a netdev with no qpnic device is nobody's: nothing counts. */
 static void qpnic_rx_other_netdev(struct kunit *test)
 {
@@ -354,6 +596,9 @@ static struct kunit_case qpnic_rx_cases[] = {
 	KUNIT_CASE(qpnic_rx_qp_checks),
 	KUNIT_CASE(qpnic_rx_payload_length),
 	KUNIT_CASE(qpnic_rx_other_netdev),
+	KUNIT_CASE(qpnic_rx_read_answered_from_work),
+	KUNIT_CASE(qpnic_rx_uc_drops_refused_messages),
+	KUNIT_CASE(qpnic_rx_forged_naks),
 	{}
 };
 

@@ -83,11 +83,15 @@ static struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp)
 /*
  * Go back to @psn, once per point until something is acknowledged or the
  * timer fires: a burst of signs of one loss (every response after a lost
- * one) rewinds once.
+ * one) rewinds once. While a go-back-N is still resending, no other point
+ * starts one: at most one per round of resends, however many NAKs (true
+ * or forged) come in.
  */
 static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn)
 {
-	if (qp->comp.rewound && qp->comp.rewound_psn == psn)
+	if (qp->comp.rewound &&
+	    (qp->comp.rewound_psn == psn ||
+	     qpnic_psn_diff(qp->req.psn, qp->req.max_psn) < 0))
 		return;
 	qp->comp.rewound = true;
 	qp->comp.rewound_psn = psn;
@@ -320,6 +324,13 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		progress = qpnic_comp_ack(qp, (pkt->psn - 1) & QPNIC_PSN_MASK, &notify);
 		if (!(syndrome & 0x1f)) {
 			qpnic_count(qdev, QPNIC_CNT_RX_SEQ_NAKS);
+			/* behind what is acknowledged: stale, or forged */
+			if (qpnic_psn_diff(pkt->psn, qp->comp.psn) < 0)
+				break;
+			/* the progress first, so the rewind's mark stays */
+			if (progress)
+				qpnic_comp_progress(qp);
+			progress = false;
 			qpnic_comp_rewind(qp, pkt->psn);
 			break;
 		}

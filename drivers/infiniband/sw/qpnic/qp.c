@@ -292,6 +292,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->resp_lock);
 	INIT_WORK(&qp->req.work, qpnic_req_work);
 	INIT_WORK(&qp->err_work, qpnic_qp_err_work);
+	INIT_WORK(&qp->resp.read_work, qpnic_resp_read_work);
 	qpnic_comp_init(qp);
 
 	err = qpnic_qp_alloc_qpn(qdev, qp, init->qp_type);
@@ -344,6 +345,7 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Timers, then the work they may queue; the poster is the caller. */
 	qpnic_comp_stop(qp);
 	cancel_work_sync(&qp->req.work);
+	cancel_work_sync(&qp->resp.read_work);
 	cancel_work_sync(&qp->err_work);
 	/* A kernel CQ entry must not outlive the QP it points to. */
 	if (!qp->user) {
@@ -352,7 +354,7 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 			qpnic_cq_purge_qp(to_qcq(ibqp->recv_cq), ibqp);
 	}
 	kfree(qp->resp.wqe);
-	kfree(qp->resp.atomics);
+	kfree(qp->resp.res);
 	qpnic_qp_free_queues(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	mutex_destroy(&qp->state_lock);
@@ -631,10 +633,10 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->resp.in_write = false;
 		qp->resp.nak_sent = false;
 		qp->resp.wqe_valid = false;
-		qp->resp.next_atomic = 0;
-		if (qp->resp.atomics)
-			memset(qp->resp.atomics, 0, qp->resp.num_atomics *
-			       sizeof(*qp->resp.atomics));
+		qp->resp.next_res = 0;
+		if (qp->resp.res)
+			memset(qp->resp.res, 0, qp->resp.num_res *
+			       sizeof(*qp->resp.res));
 	}
 	/* the path MTU, never above the netdev's */
 	qp->mtu = min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu ?: IB_MTU_256),
@@ -763,27 +765,27 @@ static int qpnic_qp_check_attr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 }
 
 /*
- * An RC responder keeps the results of its last max_dest_rd_atomic
- * atomics (at least one) to answer duplicates: sized here, when the
- * attribute is set, so the receive path never allocates.
+ * An RC responder has max_dest_rd_atomic responder resources (at least
+ * one) for the READs it answers and the atomics it keeps for duplicates:
+ * sized here, when the attribute is set, so the receive path never
+ * allocates. The READ work holds no pointer into the old table.
  */
-static int qpnic_qp_size_atomics(struct qpnic_qp *qp, u32 max_dest_rd_atomic)
+static int qpnic_qp_size_res(struct qpnic_qp *qp, u32 max_dest_rd_atomic)
 {
 	u32 n = max_t(u32, max_dest_rd_atomic, 1);
-	struct qpnic_atomic_res *atomics;
+	struct qpnic_resp_res *res;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC || n == qp->resp.num_atomics)
+	if (qp->ibqp.qp_type != IB_QPT_RC || n == qp->resp.num_res)
 		return 0;
-	atomics = kcalloc(n, sizeof(*atomics),
-			  qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
-	if (!atomics)
+	res = kcalloc(n, sizeof(*res), qp->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (!res)
 		return -ENOMEM;
 	spin_lock_irq(&qp->resp_lock);
-	swap(qp->resp.atomics, atomics);
-	qp->resp.num_atomics = n;
-	qp->resp.next_atomic = 0;
+	swap(qp->resp.res, res);
+	qp->resp.num_res = n;
+	qp->resp.next_res = 0;
 	spin_unlock_irq(&qp->resp_lock);
-	kfree(atomics);
+	kfree(res);
 	return 0;
 }
 
@@ -867,7 +869,7 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (!err && (mask & IB_QP_AV))
 		err = qpnic_av_init(qdev, &av, &attr->ah_attr);
 	if (!err && (mask & IB_QP_MAX_DEST_RD_ATOMIC))
-		err = qpnic_qp_size_atomics(qp, attr->max_dest_rd_atomic);
+		err = qpnic_qp_size_res(qp, attr->max_dest_rd_atomic);
 	if (err)
 		goto out;
 

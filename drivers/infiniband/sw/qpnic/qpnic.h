@@ -248,14 +248,32 @@ static inline bool qpnic_is_rd_atomic(const struct qpnic_send_wqe *wqe)
 	       wqe->opcode == QPNIC_WR_ATOMIC_WRITE;
 }
 
+enum qpnic_res_type {
+	QPNIC_RES_FREE,
+	QPNIC_RES_READ,
+	QPNIC_RES_ATOMIC,
+};
+
 /*
- * An atomic the responder executed, kept so a duplicate of its request is
- * answered with the same original value, not executed again.
+ * A responder resource (IBTA 9.7.5.1.4): a READ accepted, answered from
+ * the QP's read work a budget of packets at a time, or an atomic
+ * executed. A duplicate request is answered from here only: a READ
+ * again inside the range it named, an atomic with the same original
+ * value, not executed again.
  */
-struct qpnic_atomic_res {
-	u64 orig;
-	u32 psn;
-	bool valid;
+struct qpnic_resp_res {
+	enum qpnic_res_type type;
+	u32 first_psn;
+	u32 last_psn;
+	u64 orig;		/* atomic: the value it found */
+	u64 va;			/* READ: what it asked for */
+	u32 rkey;
+	u32 len;
+	u32 msn;		/* the MSN its responses carry */
+	u32 mtu;		/* READ: the path MTU it was accepted at */
+	u32 next;		/* READ: the response packet to send next */
+	bool sending;		/* READ: responses from @next on are due */
+	bool restarted;		/* READ: a duplicate moved @next back this pass */
 };
 
 /* A receive WQE as the responder uses it: copied out of the ring once. */
@@ -333,10 +351,11 @@ struct qpnic_qp {
 		u32 rkey;
 		u32 resid;		/* WRITE: bytes the RETH still allows */
 		u32 write_len;		/* WRITE: the RETH's length */
-		/* max_dest_rd_atomic executed atomics, replaced oldest first */
-		struct qpnic_atomic_res *atomics;
-		u32 num_atomics;
-		u32 next_atomic;
+		/* max_dest_rd_atomic resources (at least 1), reused oldest first */
+		struct qpnic_resp_res *res;
+		u32 num_res;
+		u32 next_res;		/* the oldest: the one to reuse next */
+		struct work_struct read_work;	/* sends READ responses */
 	} resp;
 };
 
@@ -464,6 +483,7 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
+void qpnic_resp_read_work(struct work_struct *work);
 void qpnic_resp_flush_locked(struct qpnic_qp *qp, bool *notify);
 void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 		   const struct qpnic_pkt *pkt);

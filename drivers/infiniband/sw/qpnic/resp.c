@@ -168,8 +168,9 @@ void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	if (pkt->flags & QPNIC_OP_IMMDT) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = *(__be32 *)(skb->data +
-			qpnic_hdr_offset(pkt->opcode, QPNIC_OP_IMMDT));
+		/* skb->data is 2 mod 4 behind an Ethernet header */
+		wc.ex.imm_data = get_unaligned((__be32 *)(skb->data +
+			qpnic_hdr_offset(pkt->opcode, QPNIC_OP_IMMDT)));
 	}
 	if (skb->dev && is_vlan_dev(skb->dev)) {
 		wc.wc_flags |= IB_WC_WITH_VLAN;
@@ -207,9 +208,8 @@ struct qpnic_resp_out {
 	u32 msn;
 	bool atomic;		/* the ACK is an ATOMIC ACKNOWLEDGE of @orig */
 	u64 orig;
-	bool read;		/* READ responses for @read_va.. from @psn */
-	u64 read_va;
-	u32 read_rkey;
+	bool empty_read_resp;	/* ATOMIC WRITE's answer: READ RESPONSE ONLY, no payload */
+	bool read_work;		/* a READ resource has responses due */
 	u32 read_len;
 	bool notify;		/* the receive CQ was armed */
 	bool srq_limit;
@@ -253,7 +253,7 @@ static void qpnic_resp_complete(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 
 	if (imm) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = *imm;
+		wc.ex.imm_data = get_unaligned(imm);
 	}
 	out->notify |= qpnic_cq_push(to_qcq(qp->ibqp.recv_cq), &wc, solicited);
 	qp->resp.wqe_valid = false;
@@ -265,6 +265,25 @@ static void qpnic_resp_error(struct qpnic_qp *qp)
 	spin_lock(&qp->sq.lock);
 	qpnic_qp_error_locked(qp);
 	spin_unlock(&qp->sq.lock);
+}
+
+/*
+ * A request the responder refuses: RC NAKs it with @nak and the QP stops
+ * (IBTA 9.7.5.2); UC drops the message it belongs to and goes on (IBTA
+ * 9.9.4.2), so one forged packet cannot take a UC QP down. A receive WQE
+ * taken for the dropped SEND stays for the next one.
+ */
+static void qpnic_resp_refuse(struct qpnic_qp *qp, struct qpnic_resp_out *out,
+			      u8 nak, u32 psn)
+{
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		qpnic_resp_ack(qp, out, nak, psn);
+		qpnic_resp_error(qp);
+		return;
+	}
+	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_UC_DROPS);
+	qp->resp.in_send = false;
+	qp->resp.in_write = false;
 }
 
 /* Take the next receive WQE for a connected QP; false if there is none. */
@@ -322,7 +341,13 @@ static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
 	err = qpnic_sgl_copy(qdev, qp->ibqp.pd, qp->resp.wqe->sge,
 			     qp->resp.wqe->num_sge, qp->resp.offset,
 			     pkt->paylen, &c);
+	if (err == -EINVAL && qp->ibqp.qp_type == IB_QPT_UC) {
+		/* longer than the receive buffer: the message is dropped */
+		qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+		return false;
+	}
 	if (err) {
+		/* the receive WQE's own fault (a bad SGE), or RC's length error */
 		qpnic_resp_complete(qp, out, err == -EACCES ? IB_WC_LOC_PROT_ERR :
 				    IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, NULL, false);
 		qpnic_resp_ack(qp, out, err == -EACCES ? QPNIC_NAK_REM_OP :
@@ -380,8 +405,7 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 	struct qpnic_mr *mr;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
-		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
-		qpnic_resp_error(qp);
+		qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
 		return false;
 	}
 	if (pkt->flags & QPNIC_OP_FIRST) {
@@ -394,17 +418,14 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 		qp->resp.write_len = qp->resp.resid;
 		if (!qpnic_resp_rkey_ok(qp, qp->resp.rkey, qp->resp.va,
 					qp->resp.resid, IB_ACCESS_REMOTE_WRITE)) {
-			qpnic_resp_ack(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
-			if (qp->ibqp.qp_type == IB_QPT_RC)
-				qpnic_resp_error(qp);
+			qpnic_resp_refuse(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
 			return false;
 		}
 	}
 	/* a packet longer than the RETH allows, or a message that ends short */
 	if (pkt->paylen > qp->resp.resid ||
 	    (last && pkt->paylen != qp->resp.resid)) {
-		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
-		qpnic_resp_error(qp);
+		qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
 		return false;
 	}
 	/* the receive WQE an immediate consumes must be there before a byte lands */
@@ -418,8 +439,7 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 		mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, qp->resp.rkey, qp->resp.va,
 				     pkt->paylen, IB_ACCESS_REMOTE_WRITE);
 		if (!mr) {	/* deregistered during the message */
-			qpnic_resp_ack(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
-			qpnic_resp_error(qp);
+			qpnic_resp_refuse(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
 			return false;
 		}
 		qpnic_mr_copy(mr, qp->resp.va, pkt->paylen, &c);
@@ -438,55 +458,100 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
-/* An RDMA READ request: checked here, answered once resp_lock is dropped. */
+/*
+ * The responder resource to use for a new READ or atomic: the oldest, which
+ * a requester keeping to max_rd_atomic is done with (one that is not loses
+ * it, and asks again). Caller holds resp_lock; NULL for a QP without any.
+ */
+static struct qpnic_resp_res *qpnic_resp_res_new(struct qpnic_qp *qp,
+						 enum qpnic_res_type type,
+						 u32 psn, u32 npkts)
+{
+	struct qpnic_resp_res *res;
+
+	if (!qp->resp.num_res)
+		return NULL;
+	res = &qp->resp.res[qp->resp.next_res];
+	qp->resp.next_res = (qp->resp.next_res + 1) % qp->resp.num_res;
+	memset(res, 0, sizeof(*res));
+	res->type = type;
+	res->first_psn = psn;
+	res->last_psn = (psn + npkts - 1) & QPNIC_PSN_MASK;
+	return res;
+}
+
+/* The resource of @type whose PSNs hold @psn; caller holds resp_lock. */
+static struct qpnic_resp_res *qpnic_resp_res_find(struct qpnic_qp *qp,
+						  enum qpnic_res_type type,
+						  u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < qp->resp.num_res; i++) {
+		struct qpnic_resp_res *res = &qp->resp.res[i];
+
+		if (res->type == type &&
+		    qpnic_psn_diff(psn, res->first_psn) >= 0 &&
+		    qpnic_psn_diff(psn, res->last_psn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
+/* Response packets of a READ of @len bytes. */
+static u32 qpnic_read_packets(const struct qpnic_qp *qp, u32 len)
+{
+	return max(1U, DIV_ROUND_UP(len, qp->mtu));
+}
+
+/*
+ * An RDMA READ request: checked here, kept as a responder resource and
+ * answered from the read work, never from the receive path.
+ */
 static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 			    const struct qpnic_pkt *pkt, struct qpnic_resp_out *out)
 {
 	const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_RETH);
+	u64 va = get_unaligned_be64(reth);
+	u32 rkey = get_unaligned_be32(reth + 8);
+	u32 len = get_unaligned_be32(reth + 12);
+	struct qpnic_resp_res *res;
 
-	out->read_va = get_unaligned_be64(reth);
-	out->read_rkey = get_unaligned_be32(reth + 8);
-	out->read_len = get_unaligned_be32(reth + 12);
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ)) {
 		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
 		qpnic_resp_error(qp);
 		return false;
 	}
-	if (out->read_len > QPNIC_MAX_MSG_SIZE ||
-	    !qpnic_resp_rkey_ok(qp, out->read_rkey, out->read_va, out->read_len,
-				IB_ACCESS_REMOTE_READ)) {
+	if (len > QPNIC_MAX_MSG_SIZE ||
+	    !qpnic_resp_rkey_ok(qp, rkey, va, len, IB_ACCESS_REMOTE_READ)) {
 		qpnic_resp_ack(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
 		qpnic_resp_error(qp);
 		return false;
 	}
-	out->read = true;
-	out->psn = pkt->psn;
+	out->read_len = len;
+	res = qpnic_resp_res_new(qp, QPNIC_RES_READ, pkt->psn,
+				 qpnic_read_packets(qp, len));
+	if (!res)
+		return true;
+	res->va = va;
+	res->rkey = rkey;
+	res->len = len;
+	res->mtu = qp->mtu;
+	/* the MSN counts this READ once its responses go */
+	res->msn = (qp->resp.msn + 1) & 0xffffff;
+	res->sending = true;
+	out->read_work = true;
 	return true;
 }
 
 /* Keep the original value an atomic at @psn found; caller holds resp_lock. */
 static void qpnic_resp_atomic_save(struct qpnic_qp *qp, u32 psn, u64 orig)
 {
-	struct qpnic_atomic_res *res;
+	struct qpnic_resp_res *res = qpnic_resp_res_new(qp, QPNIC_RES_ATOMIC,
+							psn, 1);
 
-	if (!qp->resp.num_atomics)
-		return;
-	res = &qp->resp.atomics[qp->resp.next_atomic];
-	qp->resp.next_atomic = (qp->resp.next_atomic + 1) % qp->resp.num_atomics;
-	res->psn = psn;
-	res->orig = orig;
-	res->valid = true;
-}
-
-static const struct qpnic_atomic_res *qpnic_resp_atomic_find(struct qpnic_qp *qp,
-							     u32 psn)
-{
-	u32 i;
-
-	for (i = 0; i < qp->resp.num_atomics; i++)
-		if (qp->resp.atomics[i].valid && qp->resp.atomics[i].psn == psn)
-			return &qp->resp.atomics[i];
-	return NULL;
+	if (res)
+		res->orig = orig;
 }
 
 /*
@@ -541,7 +606,7 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	qpnic_mr_put(mr);
 	out->psn = pkt->psn;
 	if (write) {
-		out->read = true;	/* a READ RESPONSE ONLY, no payload */
+		out->empty_read_resp = true;
 		out->read_len = 0;
 	} else {
 		qpnic_resp_atomic_save(qp, pkt->psn, out->orig);
@@ -552,50 +617,135 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
-/* Send the READ responses @out asks for, reading the MR as they go. */
-static void qpnic_resp_send_read(struct qpnic_qp *qp, struct qpnic_resp_out *out)
+/* One READ response packet, claimed under resp_lock and sent without it. */
+struct qpnic_read_pkt {
+	struct qpnic_hdr_fields f;
+	struct qpnic_av av;
+	struct qpnic_mr *mr;	/* a reference, NULL for no payload */
+	u64 va;
+	u32 len;
+};
+
+/*
+ * Claim the next READ response due: the oldest resource's, so READs are
+ * answered in order. Its MR is looked up (and held) for each packet: one
+ * deregistered meanwhile ends the READ, which the requester then asks
+ * for again and is refused. False when nothing is due.
+ */
+static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
-	u32 npkts = max(1U, DIV_ROUND_UP(out->read_len, qp->mtu));
-	u32 i;
+	struct qpnic_resp_res *res = NULL;
+	unsigned long flags;
+	u32 i, npkts, off;
+	bool claimed = false;
 
-	for (i = 0; i < npkts; i++) {
-		u32 off = i * qp->mtu, n = min(qp->mtu, out->read_len - off);
-		struct qpnic_hdr_fields f = {
-			.pkey = IB_DEFAULT_PKEY_FULL,
-			.dqpn = qp->attr.dest_qp_num,
-			.psn = (out->psn + i) & QPNIC_PSN_MASK,
-			.aeth = { QPNIC_AETH_ACK_CREDITS, out->msn },
-		};
-		struct sk_buff *skb;
-		u8 *payload;
-
-		if (npkts == 1)
-			f.opcode = QPNIC_READ_RESPONSE_ONLY;
-		else if (!i)
-			f.opcode = QPNIC_READ_RESPONSE_FIRST;
-		else
-			f.opcode = i == npkts - 1 ? QPNIC_READ_RESPONSE_LAST :
-						    QPNIC_READ_RESPONSE_MIDDLE;
-		skb = qpnic_pkt_alloc(qp, &out->av, &f, n, &payload);
-		if (!skb)
-			continue;	/* lost: the requester asks again */
-		if (n) {
-			struct qpnic_copy c = { .buf = payload };
-			struct qpnic_mr *mr;
-
-			mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, out->read_rkey,
-					     out->read_va + off, n,
-					     IB_ACCESS_REMOTE_READ);
-			if (!mr) {	/* deregistered meanwhile */
-				kfree_skb(skb);
-				return;
-			}
-			qpnic_mr_copy(mr, out->read_va + off, n, &c);
-			qpnic_mr_put(mr);
-		}
-		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
+	spin_lock_irqsave(&qp->resp_lock, flags);
+	if (!qpnic_resp_state_ok(qp->state) || qp->dying)
+		goto out;
+	for (i = 0; i < qp->resp.num_res && !res; i++) {
+		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
+		if (res->type != QPNIC_RES_READ || !res->sending)
+			res = NULL;
 	}
+	if (!res)
+		goto out;
+	npkts = max(1U, DIV_ROUND_UP(res->len, res->mtu));
+	off = res->next * res->mtu;
+	memset(rp, 0, sizeof(*rp));
+	rp->av = qp->av;
+	rp->va = res->va + off;
+	rp->len = min(res->mtu, res->len - off);
+	rp->f.pkey = IB_DEFAULT_PKEY_FULL;
+	rp->f.dqpn = qp->attr.dest_qp_num;
+	rp->f.psn = (res->first_psn + res->next) & QPNIC_PSN_MASK;
+	rp->f.aeth.syndrome = QPNIC_AETH_ACK_CREDITS;
+	rp->f.aeth.msn = res->msn;
+	if (npkts == 1)
+		rp->f.opcode = QPNIC_READ_RESPONSE_ONLY;
+	else if (!res->next)
+		rp->f.opcode = QPNIC_READ_RESPONSE_FIRST;
+	else
+		rp->f.opcode = res->next == npkts - 1 ? QPNIC_READ_RESPONSE_LAST :
+							QPNIC_READ_RESPONSE_MIDDLE;
+	if (++res->next == npkts) {
+		res->sending = false;
+		res->restarted = false;
+	}
+	if (rp->len) {
+		rp->mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, res->rkey, rp->va,
+					 rp->len, IB_ACCESS_REMOTE_READ);
+		if (!rp->mr) {
+			ibdev_dbg(&qdev->ibdev, "QP %u: READ at PSN %u: R_Key %#x is gone, READ ends\n",
+				  qp->ibqp.qp_num, rp->f.psn, res->rkey);
+			res->sending = false;
+			goto out;
+		}
+	}
+	claimed = true;
+out:
+	spin_unlock_irqrestore(&qp->resp_lock, flags);
+	return claimed;
+}
+
+static void qpnic_resp_read_send(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
+{
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = qpnic_pkt_alloc(qp, &rp->av, &rp->f, rp->len, &payload);
+	if (skb && rp->mr) {
+		struct qpnic_copy c = { .buf = payload };
+
+		qpnic_mr_copy(rp->mr, rp->va, rp->len, &c);
+	}
+	if (rp->mr)
+		qpnic_mr_put(rp->mr);
+	if (skb)	/* else lost: the requester asks again */
+		qpnic_pkt_send(qp, &rp->av, skb, rp->f.dqpn);
+}
+
+/*
+ * The READ work: at most QPNIC_READ_BUDGET responses a run, BH off for
+ * each as on the receive path, then it queues itself again behind other
+ * work. What it may send is bounded by the QP's responder resources.
+ */
+#define QPNIC_READ_BUDGET	64
+
+void qpnic_resp_read_work(struct work_struct *work)
+{
+	struct qpnic_qp *qp = container_of(work, struct qpnic_qp,
+					   resp.read_work);
+	struct qpnic_read_pkt rp;
+	int budget;
+
+	for (budget = QPNIC_READ_BUDGET; budget; budget--) {
+		if (!qpnic_resp_read_claim(qp, &rp))
+			return;
+		local_bh_disable();
+		qpnic_resp_read_send(qp, &rp);
+		local_bh_enable();
+	}
+	queue_work(qpnic_wq, &qp->resp.read_work);
+}
+
+/* ATOMIC WRITE's answer: a READ RESPONSE ONLY without payload. */
+static void qpnic_resp_send_empty_read(struct qpnic_qp *qp,
+				       struct qpnic_resp_out *out)
+{
+	struct qpnic_hdr_fields f = {
+		.opcode = QPNIC_READ_RESPONSE_ONLY,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = out->psn,
+		.aeth = { QPNIC_AETH_ACK_CREDITS, out->msn },
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = qpnic_pkt_alloc(qp, &out->av, &f, 0, &payload);
+	if (skb)
+		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
 }
 
 static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
@@ -658,14 +808,54 @@ static bool qpnic_resp_paylen_ok(const struct qpnic_qp *qp,
 static void qpnic_resp_invalid(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 			       const struct qpnic_pkt *pkt)
 {
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
-		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
-		qpnic_resp_error(qp);
+	qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+}
+
+/*
+ * A duplicate READ (IBTA 9.7.5.1.4) is answered again only inside a READ
+ * this QP accepted and still remembers, from the duplicate's PSN: its
+ * RETH must name the rest of that READ from there. The QP's remote read
+ * permission is checked again (modify_qp may have taken it away). A
+ * pass of responses goes back at most once: a storm of duplicates moves
+ * no more than that.
+ */
+static void qpnic_resp_duplicate_read(struct qpnic_qp *qp, struct sk_buff *skb,
+				      const struct qpnic_pkt *pkt,
+				      struct qpnic_resp_out *out)
+{
+	const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_RETH);
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_resp_res *res;
+	u32 next;
+	u64 off;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
+		return;
+	res = qpnic_resp_res_find(qp, QPNIC_RES_READ, pkt->psn);
+	if (!res) {
+		ibdev_dbg(&qdev->ibdev, "QP %u: duplicate READ at PSN %u: no such READ remembered\n",
+			  qp->ibqp.qp_num, pkt->psn);
 		return;
 	}
-	qp->resp.in_send = false;
-	qp->resp.in_write = false;
-	qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+	next = qpnic_psn_diff(pkt->psn, res->first_psn);
+	off = (u64)next * res->mtu;
+	if (get_unaligned_be32(reth + 8) != res->rkey ||
+	    get_unaligned_be64(reth) != res->va + off ||
+	    get_unaligned_be32(reth + 12) != res->len - off) {
+		ibdev_dbg(&qdev->ibdev, "QP %u: duplicate READ at PSN %u names another range than its READ\n",
+			  qp->ibqp.qp_num, pkt->psn);
+		return;
+	}
+	if (res->sending) {
+		if (next >= res->next || res->restarted)
+			return;		/* those responses are still to come */
+		res->restarted = true;
+	}
+	res->next = next;
+	res->sending = true;
+	out->read_work = true;
 }
 
 /* A duplicate RC request (IBTA 9.7.5.1.4): answer again, execute nothing new. */
@@ -676,7 +866,7 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_DUP_REQUESTS);
 	if (pkt->opcode == QPNIC_ATOMIC_WRITE) {
 		/* it was stored: answer again, store nothing */
-		out->read = true;
+		out->empty_read_resp = true;
 		out->read_len = 0;
 		out->psn = pkt->psn;
 		out->msn = qp->resp.msn;
@@ -684,10 +874,10 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	if (pkt->flags & QPNIC_OP_ATOMIC) {
 		/* the same original value again; one too old is not answered */
-		const struct qpnic_atomic_res *res = qpnic_resp_atomic_find(qp,
-									   pkt->psn);
+		const struct qpnic_resp_res *res =
+			qpnic_resp_res_find(qp, QPNIC_RES_ATOMIC, pkt->psn);
 
-		if (res) {
+		if (res && res->first_psn == pkt->psn) {
 			out->ack = true;
 			out->atomic = true;
 			out->orig = res->orig;
@@ -698,20 +888,7 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	if (pkt->flags & QPNIC_OP_READ) {
-		/* a READ is read again: the MR is checked again, nothing changes */
-		const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode,
-							      QPNIC_OP_RETH);
-
-		out->read_va = get_unaligned_be64(reth);
-		out->read_rkey = get_unaligned_be32(reth + 8);
-		out->read_len = get_unaligned_be32(reth + 12);
-		if (out->read_len <= QPNIC_MAX_MSG_SIZE &&
-		    qpnic_resp_rkey_ok(qp, out->read_rkey, out->read_va,
-				       out->read_len, IB_ACCESS_REMOTE_READ)) {
-			out->read = true;
-			out->psn = pkt->psn;
-			out->msn = qp->resp.msn;
-		}
+		qpnic_resp_duplicate_read(qp, skb, pkt, out);
 		return;
 	}
 	/* the latest ACK covers it */
@@ -776,8 +953,7 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		goto unlock;
 	qp->resp.nak_sent = false;
 	if (pkt->flags & (QPNIC_OP_READ | QPNIC_OP_ATOMIC)) {
-		qp->resp.psn = (pkt->psn + max(1U, DIV_ROUND_UP(out.read_len,
-								qp->mtu))) &
+		qp->resp.psn = (pkt->psn + qpnic_read_packets(qp, out.read_len)) &
 			       QPNIC_PSN_MASK;
 		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
 		out.msn = qp->resp.msn;
@@ -794,8 +970,10 @@ unlock:
 		qpnic_srq_limit_event(to_qsrq(qp->ibqp.srq));
 	if (out.ack)
 		qpnic_resp_send_ack(qp, &out);
-	if (out.read)
-		qpnic_resp_send_read(qp, &out);
+	if (out.empty_read_resp)
+		qpnic_resp_send_empty_read(qp, &out);
+	if (out.read_work)
+		queue_work(qpnic_wq, &qp->resp.read_work);
 }
 
 /*
