@@ -8,9 +8,16 @@
  * completions, with the send queue refilled the moment a slot comes back.
  * Every message that arrives is checked byte for byte: its immediate data
  * names the buffer and length it was sent from.
+ *
+ * Races like these are rare on two CPUs. To make them likely within
+ * seconds, a kprobe slows down every packet's skb allocation while a case
+ * runs, wherever the requester calls it: a requester that built a packet
+ * from a slot it no longer held would then lose the race almost every
+ * time.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/random.h>
@@ -50,6 +57,24 @@ struct race_ctx {
 	atomic_t posted, received, bad, cycles;
 	char first_bad[128];
 };
+
+static unsigned int race_delay_us;
+
+static int race_slow_alloc(struct kprobe *kp, struct pt_regs *regs)
+{
+	unsigned int us = READ_ONCE(race_delay_us);
+
+	if (us)
+		udelay(us);
+	return 0;
+}
+
+static struct kprobe race_kprobe = {
+	.symbol_name = "qpnic_skb_alloc",
+	.pre_handler = race_slow_alloc,
+};
+
+static bool race_kprobe_on;
 
 static u8 race_pattern(u32 buf, u32 i)
 {
@@ -132,12 +157,15 @@ static noinline void race_drain(struct ib_cq *cq)
 static int race_chaos(void *arg)
 {
 	struct race_ctx *c = arg;
+	u32 i;
 
 	while (!kthread_should_stop()) {
 		race_drain(c->send_cq);
 		usleep_range(100, 1000 + get_random_u32_below(1000));
 		race_to_state(c->sender, IB_QPS_ERR);
-		udelay(get_random_u32_below(200));
+		/* in ERR each post is flushed at once: its slot is rewritten now */
+		for (i = get_random_u32_below(64); i; i--)
+			race_post_send(c, i & 1);
 		race_to_state(c->sender, IB_QPS_RESET);
 		race_drain(c->send_cq);
 		if (qpnic_to_init(c->sender) || qpnic_to_rtr(c->sender) ||
@@ -319,6 +347,9 @@ static void race_run(struct kunit *test, struct race_ctx *c,
 	struct ib_wc wc[16];
 	unsigned int i;
 
+	if (!race_kprobe_on)
+		kunit_info(test, "no kprobes: the race runs at its natural rate\n");
+	WRITE_ONCE(race_delay_us, 20);
 	for (i = 0; i < n; i++) {
 		t[i] = kthread_run(fns[i], c, "qpnic_race%u", i);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(t[i]));
@@ -336,6 +367,7 @@ static void race_run(struct kunit *test, struct race_ctx *c,
 	}
 	for (i = 0; i < n; i++)
 		kthread_stop(t[i]);
+	WRITE_ONCE(race_delay_us, 0);
 }
 
 static void race_teardown(struct race_ctx *c)
@@ -434,6 +466,7 @@ static int qpnic_race_suite_init(struct kunit_suite *suite)
 		err = PTR_ERR(race.pd);
 		goto err_dev;
 	}
+	race_kprobe_on = IS_ENABLED(CONFIG_KPROBES) && !register_kprobe(&race_kprobe);
 	return 0;
 
 err_dev:
@@ -445,6 +478,9 @@ err_ndev:
 
 static void qpnic_race_suite_exit(struct kunit_suite *suite)
 {
+	if (race_kprobe_on)
+		unregister_kprobe(&race_kprobe);
+	race_kprobe_on = false;
 	ib_dealloc_pd(race.pd);
 	qpnic_device_remove(race.ibdev);
 	qpnic_test_netdev_destroy(race.ndev);

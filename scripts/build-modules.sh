@@ -14,7 +14,14 @@ if [ -z "$kdir" ]; then
 	kdir=/usr/src/linux-headers-$(stock_kver)
 fi
 [ -f "$kdir/Makefile" ] || die "KDIR=$kdir is not a kernel build tree"
+# Objects built against another tree (a test kernel with other config)
+# would not be rebuilt by make: start over when the tree changes.
+stamp="$(realpath "$kdir") $(cat "$kdir/include/config/kernel.release" 2>/dev/null) $(sha256sum <"$kdir/.config" 2>/dev/null | cut -c1-12)"
+if [ -d "$out" ] && [ "$(cat "$out/.kdir" 2>/dev/null)" != "$stamp" ]; then
+	rm -rf "$out"
+fi
 mkdir -p "$out"
+echo "$stamp" >"$out/.kdir"
 # Copy only what changed, so make's timestamps keep the build incremental.
 for d in drivers include kunit tests/kmod; do
 	mkdir -p "$out/$d"
