@@ -179,6 +179,26 @@ rdev=qpnicp
 phase="qpnic-qpnic"
 traffic_set
 rping_pair "rping -V 100 x 4 KiB" -C 100 -S 4096 -V
+# RoCE over a VLAN on eth0 (10.2.0.x on eth0.100): the core gives the
+# VLAN's address a GID of the device below it, transmit goes out through
+# the VLAN device, and receive finds the device from the real netdev.
+modprobe 8021q
+$IP link add link eth0 name eth0.100 type vlan id 100
+vme=${me/10.1./10.2.} vpeer=${peer/10.1./10.2.}
+$IP addr add "$vme/24" dev eth0.100
+$IP link set eth0.100 up
+for _ in $(seq 50); do [ -n "$(gid_index $rdev "$vme")" ] && break; sleep 0.1; done
+check "peer $role: VLAN 100 on eth0 has a GID on $rdev" test -n "$(gid_index $rdev "$vme")"
+rx0=$(hw_counter rx_packets)
+phase="qpnic-qpnic over VLAN 100"
+saved_me=$me saved_peer=$peer
+me=$vme peer=$vpeer
+traffic "ibv_rc_pingpong 100 x 4 KiB, data checked" 18631 ibv_rc_pingpong -s 4096 -n 100 -c
+traffic "ibv_ud_pingpong 100 x 512 bytes, data checked" 18632 ibv_ud_pingpong -s 512 -n 100 -c
+me=$saved_me peer=$saved_peer
+rx=$(($(hw_counter rx_packets) - rx0))
+check "peer $role: packets from the VLAN are received ($rx)" test "$rx" -ge 300
+$IP link del eth0.100
 # A faulty link both ways: 1% loss, 1% duplication, 1% reordered.
 phase="qpnic-qpnic, netem loss 1% duplicate 1% reorder 1%"
 retrans0=$(hw_counter tx_retransmits)

@@ -8,17 +8,26 @@
  * reason and dropped, never logged. Requests go to the responder
  * (resp.c), responses to the completer (comp.c).
  */
+#include <linux/if_vlan.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"
 
-/* The qpnic device on @ndev, with a reference; NULL for anybody else's. */
+/*
+ * The qpnic device on @ndev, with a reference; NULL for anybody else's.
+ * A packet that came in on a VLAN device belongs to the device of the
+ * real netdev under it (the core gives the VLAN's addresses to that
+ * device's GID table, and transmit reaches the VLAN through the route).
+ */
 static struct qpnic_dev *qpnic_dev_get_by_netdev(struct net_device *ndev)
 {
 	struct ib_device *ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_RXE);
 
+	if (!ibdev && is_vlan_dev(ndev))
+		ibdev = ib_device_get_by_netdev(vlan_dev_real_dev(ndev),
+						RDMA_DRIVER_RXE);
 	if (ibdev && !qpnic_owns(ibdev)) {
 		ib_device_put(ibdev);
 		return NULL;
