@@ -137,7 +137,14 @@ ring_holder() {
 }
 ring_holder qpnic4 "rdma link delete" rdma link delete qpnic4
 ring_holder qpnic5 "netdev deletion" $IP link del veth0
-check "rmmod qpnic" rmmod qpnic
+# A netdev's removal queues its device's unregistration; an rmmod right
+# behind it must wait for that, not unload the code it runs in.
+setup_veth
+rdma link add qpnic6 type qpnic netdev veth0
+check "rmmod qpnic at once after a netdev removal queued its device's unregistration" \
+	bash -c "$IP link del veth0 && rmmod qpnic"
+check "qpnic6 went with its netdev" test ! -e /sys/class/infiniband/qpnic6
+teardown_veth
 # The QP limit: what query_device reports is where creation stops.
 setup_veth
 modprobe qpnic max_qp=64

@@ -168,13 +168,17 @@ static void qpnic_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * The core's last call for a device, under its unregistration lock. The
+ * device leaves qpnic's list last: until then qpnic_remove_all() (module
+ * exit) finds it and waits in ib_unregister_device() for an unregistration
+ * queued by NETDEV_UNREGISTER to finish, so the module cannot go while
+ * this runs.
+ */
 static void qpnic_dealloc_driver(struct ib_device *ibdev)
 {
 	struct qpnic_dev *qdev = to_qdev(ibdev);
 
-	mutex_lock(&qpnic_devices_lock);
-	list_del_init(&qdev->list);
-	mutex_unlock(&qpnic_devices_lock);
 	qpnic_loopback_stop(qdev);
 	qpnic_counters_free(qdev);
 	qpnic_mcast_cleanup(qdev);
@@ -185,6 +189,9 @@ static void qpnic_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&qdev->ahs);
 	xa_destroy(&qdev->srqs);
 	mutex_destroy(&qdev->mcast_lock);
+	mutex_lock(&qpnic_devices_lock);
+	list_del_init(&qdev->list);
+	mutex_unlock(&qpnic_devices_lock);
 }
 
 const struct ib_device_ops qpnic_dev_ops = {
