@@ -511,24 +511,49 @@ invalid:
 }
 
 /*
- * Take in the WQEs librxe queued since the last pass: the producer index
- * is read once and masked, so at most a ring's worth is copied. Caller
+ * WQEs copied in or flushed in one hold of a queue lock: a user may queue
+ * 16383 WQEs of 32 SGEs, which must not keep interrupts off for
+ * milliseconds. A doorbell or a flush takes a ring's worth in such steps.
+ */
+#define QPNIC_WQE_BATCH		64
+
+/*
+ * The WQEs librxe queued that are not copied yet, reading the producer
+ * index (once per doorbell or flush: the count bounds its work). Caller
  * holds the SQ lock.
  */
-static void qpnic_sq_copy_in(struct qpnic_qp *qp)
+static u32 qpnic_sq_to_copy(struct qpnic_qp *qp)
 {
 	struct qpnic_queue *q = &qp->sq.queue;
 	u32 queued = qpnic_queue_count(q);
 	u32 done = (qp->sq.copied - q->cons) & q->wrap;
 
-	for (; done < queued; done++) {
+	return queued > done ? queued - done : 0;
+}
+
+/*
+ * Take in at most @max of the WQEs queued up to the producer index last
+ * read; returns how many. Caller holds the SQ lock.
+ */
+static u32 qpnic_sq_copy_in(struct qpnic_qp *qp, u32 max)
+{
+	struct qpnic_queue *q = &qp->sq.queue;
+	u32 queued = (q->prod - q->cons) & q->wrap;
+	u32 done = (qp->sq.copied - q->cons) & q->wrap;
+	u32 n;
+
+	/* a producer index moved back leaves what was copied in place */
+	if (done >= queued)
+		return 0;
+	max = min(max, queued - done);
+	for (n = 0; n < max; n++, done++) {
 		u32 index = (q->cons + done) & q->wrap;
 
 		qpnic_sq_copy_wqe(qp, qpnic_queue_slot(q, index),
 				  qpnic_sq_wqe(qp, index));
 	}
-	/* a producer index moved back leaves what was copied in place */
 	qp->sq.copied = (q->cons + done) & q->wrap;
+	return n;
 }
 
 /* States in which the send queue's WRs complete as flushed. */
@@ -541,10 +566,10 @@ static bool qpnic_sq_flushing(enum ib_qp_state state)
  * Complete the WRs queued on the SQ (@send) or the RQ with
  * IB_WC_WR_FLUSH_ERR, in order, if the QP is (still) in a flushing state.
  * A user SQ's new WQEs are copied in first and flushed from the copies.
- * The producer index is read once: a pass completes at most what was
+ * The producer index is read once: a flush completes at most what was
  * queued then, never more than the ring holds, whatever userspace writes
- * meanwhile. Only wr_id is read from a user receive WQE, once. An SRQ's
- * WRs are not the QP's to flush.
+ * meanwhile, QPNIC_WQE_BATCH at a time. Only wr_id is read from a user
+ * receive WQE, once. An SRQ's WRs are not the QP's to flush.
  */
 static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 {
@@ -556,8 +581,8 @@ static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 		.opcode = IB_WC_RECV,
 	};
 	unsigned long flags;
-	bool notify = false;
-	u32 count;
+	bool notify = false, first = true;
+	u32 budget = 0, n;
 
 	if (!send) {
 		/* the SEND the responder is placing came out of the ring first */
@@ -568,34 +593,49 @@ static void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 		if (qp->ibqp.srq)
 			goto out;
 	}
-	spin_lock_irqsave(&wq->lock, flags);
-	if (send ? !qpnic_sq_flushing(qp->state) : qp->state != IB_QPS_ERR) {
-		count = 0;
-	} else if (send) {
-		if (qp->user)
-			qpnic_sq_copy_in(qp);
-		count = (qpnic_sq_end(qp) - wq->queue.cons) & wq->queue.wrap;
-	} else {
-		count = qpnic_queue_count(&wq->queue);
-	}
-	for (; count; count--) {
-		if (send) {
-			struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, wq->queue.cons);
-
-			wc.wr_id = wqe->wr_id;
-			wc.opcode = qpnic_wr_to_wc_opcode(wqe->opcode);
+	do {
+		spin_lock_irqsave(&wq->lock, flags);
+		if (send ? !qpnic_sq_flushing(qp->state) : qp->state != IB_QPS_ERR) {
+			n = 0;
+		} else if (send) {
+			if (first)
+				budget = (qp->user ? qpnic_sq_to_copy(qp) : 0) +
+					 ((qpnic_sq_end(qp) - wq->queue.cons) &
+					  wq->queue.wrap);
+			if (qp->user)
+				qpnic_sq_copy_in(qp, QPNIC_WQE_BATCH);
+			n = (qpnic_sq_end(qp) - wq->queue.cons) & wq->queue.wrap;
 		} else {
-			struct rxe_recv_wqe *wqe = qpnic_queue_slot(&wq->queue,
-								    wq->queue.cons);
-
-			wc.wr_id = READ_ONCE(wqe->wr_id);
+			if (first)
+				budget = qpnic_queue_count(&wq->queue);
+			n = (wq->queue.prod - wq->queue.cons) & wq->queue.wrap;
 		}
-		notify |= qpnic_cq_push(cq, &wc, false);
-		qpnic_queue_consumed(&wq->queue);
-	}
-	spin_unlock_irqrestore(&wq->lock, flags);
+		first = false;
+		n = min3(n, budget, (u32)QPNIC_WQE_BATCH);
+		/* nothing more to flush (a reset, a flush meanwhile): done */
+		budget = n ? budget - n : 0;
+		while (n--) {
+			if (send) {
+				struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, wq->queue.cons);
+
+				wc.wr_id = wqe->wr_id;
+				wc.opcode = qpnic_wr_to_wc_opcode(wqe->opcode);
+			} else {
+				struct rxe_recv_wqe *wqe = qpnic_queue_slot(&wq->queue,
+									    wq->queue.cons);
+
+				wc.wr_id = READ_ONCE(wqe->wr_id);
+			}
+			notify |= qpnic_cq_push(cq, &wc, false);
+			qpnic_queue_consumed(&wq->queue);
+		}
+		spin_unlock_irqrestore(&wq->lock, flags);
+		/* Outside the WQ lock: a completion handler may post new work. */
+		if (notify)
+			qpnic_cq_notify(cq);
+		notify = false;
+	} while (budget);
 out:
-	/* Outside the WQ lock: a completion handler may post new work. */
 	if (notify)
 		qpnic_cq_notify(cq);
 }
@@ -1140,6 +1180,7 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 {
 	enum ib_qp_state state;
 	unsigned long flags;
+	u32 budget = 0, n;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	state = qp->state;
@@ -1150,10 +1191,22 @@ static int qpnic_user_doorbell(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 	if (!qpnic_sq_open(state)) {
 		qpnic_queue_discard(&qp->sq.queue);
 		qp->sq.copied = qp->sq.queue.cons;
-	} else {
-		qpnic_sq_copy_in(qp);
+	} else if (!qpnic_sq_flushing(state)) {
+		budget = qpnic_sq_to_copy(qp);
+		budget -= qpnic_sq_copy_in(qp, min_t(u32, budget, QPNIC_WQE_BATCH));
 	}
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	/* the rest in steps, the requester sending what is in meanwhile */
+	while (budget) {
+		qpnic_req_kick(qp);
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		n = qpnic_sq_open(qp->state) && !qpnic_sq_flushing(qp->state) ?
+		    qpnic_sq_copy_in(qp, min_t(u32, budget, QPNIC_WQE_BATCH)) : 0;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (!n)
+			break;
+		budget -= n;
+	}
 	if (!qpnic_sq_open(state)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: QP %u in state %d is not ready to send\n",
 			  qp->ibqp.qp_num, state);
