@@ -946,6 +946,25 @@ out:
 	return err;
 }
 
+/*
+ * A connected QP's PSNs as they stand, as hardware and rdma_rxe report
+ * them: the next one the responder expects once it receives, and the one
+ * after the highest the requester has sent once it sends. A peer that
+ * reconnects to this QP starts from these.
+ */
+static void qpnic_query_psns(struct qpnic_qp *qp, struct ib_qp_attr *attr)
+{
+	spin_lock_irq(&qp->resp_lock);
+	spin_lock(&qp->sq.lock);
+	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_INIT)
+		attr->rq_psn = qp->resp.psn;
+	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_INIT &&
+	    qp->state != IB_QPS_RTR)
+		attr->sq_psn = qp->req.max_psn;
+	spin_unlock(&qp->sq.lock);
+	spin_unlock_irq(&qp->resp_lock);
+}
+
 int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init)
 {
@@ -963,6 +982,8 @@ int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = qp->max_inline;
 	attr->cap.max_recv_wr = qp->rq.max_wr;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
+		qpnic_query_psns(qp, attr);
 	mutex_unlock(&qp->state_lock);
 
 	memset(init, 0, sizeof(*init));
