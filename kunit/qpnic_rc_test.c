@@ -554,6 +554,324 @@ static void qpnic_rc_destroy_busy(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/* The async events a QP got, in order (at most 8 kept). */
+struct rc_events {
+	atomic_t n;
+	enum ib_event_type type[8];
+};
+
+static void rc_event(struct ib_event *ev, void *ctx)
+{
+	struct rc_events *e = ctx;
+	int i = atomic_inc_return(&e->n) - 1;
+
+	if (i < ARRAY_SIZE(e->type))
+		e->type[i] = ev->event;
+}
+
+/* Wait up to @ms for @e to hold @n events. */
+static int rc_wait_events(struct rc_events *e, int n, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	while (atomic_read(&e->n) < n && time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	return atomic_read(&e->n);
+}
+
+static struct ib_qp *rc_qp_events(struct kunit *test, struct ib_cq *cq,
+				  struct ib_srq *srq, struct rc_events *e)
+{
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC, .send_cq = cq, .recv_cq = cq, .srq = srq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR, .event_handler = rc_event,
+		.qp_context = e,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ib_qp *qp = ib_create_qp(rc.pd, &attr);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	return qp;
+}
+
+/*
+ * A transport error (the retry count ran out) completes the WQE in error,
+ * then raises IB_EVENT_QP_FATAL and, the QP being on an SRQ, the
+ * IB_EVENT_QP_LAST_WQE_REACHED an SRQ consumer waits for before it
+ * destroys the QP.
+ */
+static void qpnic_rc_error_events(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 1, .timeout = 8 };
+	struct ib_srq_init_attr sattr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct rc_events *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_srq *srq;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	cq = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			  &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	srq = ib_create_srq(rc.pd, &sattr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(srq));
+	qp = rc_qp_events(test, cq, srq, e);
+	rc_connect(test, qp, 0xfffff0, &o);	/* nobody answers */
+	KUNIT_ASSERT_EQ(test, rc_post(qp, IB_WR_SEND, buf, 64, NULL, 0, 9), 0);
+	rc_expect(test, cq, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 9, &wc);
+	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 2, 2000), 2);
+	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_QP_FATAL);
+	KUNIT_EXPECT_EQ(test, e->type[1], IB_EVENT_QP_LAST_WQE_REACHED);
+	ib_destroy_qp(qp);
+	ib_destroy_srq(srq);
+	ib_destroy_cq(cq);
+}
+
+static atomic_t rc_hold_wire;
+
+/* While set, nothing gets through. */
+static unsigned int rc_hold(const struct sk_buff *skb)
+{
+	return atomic_read(&rc_hold_wire) ? 0 : 1;
+}
+
+/*
+ * SQD with en_sqd_async_notify: IB_EVENT_SQ_DRAINED comes once what was
+ * started is acknowledged, not while an RC message is still outstanding.
+ */
+static void qpnic_rc_sq_drained(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .rnr_retry = 7,
+			     .timeout = 10 };
+	struct rc_events *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_SQD, .en_sqd_async_notify = 1 };
+	u8 *src = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
+	struct ib_cq *cq_a, *cq_b;
+	struct ib_qp *qa, *qb;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			    &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_a));
+	cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			    &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_b));
+	qa = rc_qp_events(test, cq_a, NULL, e);
+	qb = rc_qp(test, cq_b, IB_QPT_RC);
+	rc_connect(test, qa, qb->qp_num, &o);
+	rc_connect(test, qb, qa->qp_num, &o);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(qb, dst, RC_LEN, 1), 0);
+	/* the message goes out, and nothing comes back for now */
+	atomic_set(&rc_hold_wire, 1);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_hold);
+	rc_fill(src, RC_LEN, 3);
+	KUNIT_ASSERT_EQ(test, rc_post(qa, IB_WR_SEND, src, RC_LEN, NULL, 0, 2), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qa, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
+			0);
+	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 200), 0);
+	/* the wire back: the resend is acknowledged, then the SQ is drained */
+	atomic_set(&rc_hold_wire, 0);
+	rc_expect(test, cq_a, IB_WC_SUCCESS, IB_WC_SEND, 2, &wc);
+	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 2000), 1);
+	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_SQ_DRAINED);
+	rc_expect(test, cq_b, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
+	KUNIT_EXPECT_TRUE(test, !memcmp(src, dst, RC_LEN));
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	ib_destroy_qp(qb);
+	ib_destroy_qp(qa);
+	ib_destroy_cq(cq_b);
+	ib_destroy_cq(cq_a);
+}
+
+static void rc_cq_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_CQ_ERR)
+		atomic_inc(ctx);
+}
+
+/*
+ * A CQ overrun (IBTA 11.6.3): one IB_EVENT_CQ_ERR, and the QP completing
+ * into that CQ goes to ERR instead of going on with completions lost;
+ * its peer, on another CQ, goes on.
+ */
+static void qpnic_rc_cq_overrun_errors_qps(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .rnr_retry = 7 };
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_cq_init_attr small = { .cqe = 2 };
+	struct ib_qp_init_attr init;
+	unsigned long end = jiffies + 5 * HZ;
+	atomic_t cq_err = ATOMIC_INIT(0);
+	struct ib_cq *cq_a, *cq_b;
+	struct ib_qp *qa, *qb;
+	struct ib_qp_attr q;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	cq_a = ib_create_cq(rc.ibdev, NULL, rc_cq_event, &cq_err, &small);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_a));
+	cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			    &(struct ib_cq_init_attr){ .cqe = 64 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_b));
+	qa = rc_qp(test, cq_a, IB_QPT_RC);
+	qb = rc_qp(test, cq_b, IB_QPT_RC);
+	rc_connect(test, qa, qb->qp_num, &o);
+	rc_connect(test, qb, qa->qp_num, &o);
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_recv(qb, buf, 64, i), 0);
+	/* more signaled completions than the CQ holds, none polled */
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_EQ(test, rc_post(qa, IB_WR_SEND, buf, 64, NULL, 0, i), 0);
+	do {
+		usleep_range(1000, 2000);
+		KUNIT_ASSERT_EQ(test, ib_query_qp(qa, &q, IB_QP_STATE, &init), 0);
+	} while (q.qp_state != IB_QPS_ERR && time_before(jiffies, end));
+	KUNIT_EXPECT_EQ(test, q.qp_state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&cq_err), 1);
+	KUNIT_ASSERT_EQ(test, ib_query_qp(qb, &q, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, q.qp_state, IB_QPS_RTS);
+	ib_destroy_qp(qb);
+	ib_destroy_qp(qa);
+	ib_destroy_cq(cq_b);
+	ib_destroy_cq(cq_a);
+}
+
+static int rc_set_mtu(unsigned int mtu)
+{
+	int err;
+
+	rtnl_lock();
+	err = dev_set_mtu(rc.ndev, mtu);
+	rtnl_unlock();
+	return err;
+}
+
+/*
+ * A netdev MTU change reaches the QPs: connected QPs whose path MTU the
+ * netdev no longer carries go to ERR at once, and below 352 bytes the
+ * device MTU is 256 (the smallest IB MTU), so a UD send above it is
+ * still refused.
+ */
+static void qpnic_rc_mtu_change(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .rnr_retry = 7 };
+	struct ib_qp_init_attr uattr = {
+		.qp_type = IB_QPT_UD, .sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	u8 *buf = kunit_kzalloc(test, 512, GFP_KERNEL);
+	struct ib_sge sge = { .length = 300 };
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND },
+		.remote_qpn = 0xabcd, .remote_qkey = 0x11111111,
+	};
+	struct ib_qp_init_attr init;
+	struct ib_port_attr pa;
+	struct ib_qp_attr q;
+	struct rc_pair p;
+	struct ib_qp *ud;
+	struct ib_ah *ah;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	rc_pair_init(test, &p, &o);	/* path MTU 1024 */
+	uattr.send_cq = p.cq_a;
+	uattr.recv_cq = p.cq_a;
+	ud = ib_create_qp(rc.pd, &uattr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ud));
+	KUNIT_ASSERT_EQ(test, qpnic_to_init(ud), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rtr(ud), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_to_rts(ud), 0);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	rdma_ah_set_grh(&ah_attr, &rc.gid, 0, 0, 64, 0);
+	ah = rdma_create_ah(rc.pd, &ah_attr, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
+	wr.ah = ah;
+	sge.addr = (uintptr_t)buf;
+	sge.lkey = rc.pd->local_dma_lkey;
+
+	/* 800 bytes carry IB MTU 512: the 1024-byte path MTU no longer fits */
+	KUNIT_ASSERT_EQ(test, rc_set_mtu(800), 0);
+	KUNIT_EXPECT_EQ(test, ib_query_port(rc.ibdev, 1, &pa), 0);
+	KUNIT_EXPECT_EQ(test, pa.active_mtu, IB_MTU_512);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(p.a, &q, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, q.qp_state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(p.b, &q, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, q.qp_state, IB_QPS_ERR);
+	/* below 352 bytes: IB MTU 256, and a 300-byte UD send is refused */
+	KUNIT_ASSERT_EQ(test, rc_set_mtu(300), 0);
+	KUNIT_EXPECT_EQ(test, ib_query_port(rc.ibdev, 1, &pa), 0);
+	KUNIT_EXPECT_EQ(test, pa.active_mtu, IB_MTU_256);
+	KUNIT_ASSERT_EQ(test, ib_post_send(ud, &wr.wr, NULL), 0);
+	rc_expect(test, p.cq_a, IB_WC_LOC_LEN_ERR, IB_WC_SEND, 3, &wc);
+	KUNIT_EXPECT_EQ(test, rc_set_mtu(1500), 0);
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	ib_destroy_qp(ud);
+	rc_pair_destroy(&p);
+}
+
+static atomic_t rc_lost_last;
+
+/* Lose the first READ RESPONSE LAST that comes by. */
+static unsigned int rc_lose_read_last(const struct sk_buff *skb)
+{
+	const u8 *ip = skb_network_header(skb);
+	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
+
+	if (bth[0] == QPNIC_READ_RESPONSE_LAST && !atomic_xchg(&rc_lost_last, 1))
+		return 0;
+	return 1;
+}
+
+/*
+ * Two READs in flight and the first one's last response lost: the second
+ * one's responses say so (an implied NAK), the first is asked again from
+ * what is missing at once, not after the ACK timeout (here 1 s).
+ */
+static void qpnic_rc_read_implied_nak(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .rnr_retry = 7,
+			     .timeout = 18 };
+	u8 *src = kunit_kzalloc(test, 2 * 4096, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 2 * 4096, GFP_KERNEL);
+	u64 timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
+	unsigned long start;
+	struct rc_pair p;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_fill(src, 2 * 4096, 9);
+	rc_pair_init(test, &p, &o);
+	atomic_set(&rc_lost_last, 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_lose_read_last);
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, dst, 4096, src,
+				      rc.pd->unsafe_global_rkey, 1), 0);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, dst + 4096, 4096,
+				      src + 4096, rc.pd->unsafe_global_rkey, 2), 0);
+	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 1, &wc);
+	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 2, &wc);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_lost_last), 1);
+	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - start), 700U);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"),
+			timeouts);
+	KUNIT_EXPECT_TRUE(test, !memcmp(src, dst, 2 * 4096));
+	rc_pair_destroy(&p);
+}
+
 static int qpnic_rc_suite_init(struct kunit_suite *suite)
 {
 	int err;
@@ -612,6 +930,11 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_send_with_inv),
 	KUNIT_CASE(qpnic_rc_retry_exceeded),
 	KUNIT_CASE(qpnic_rc_destroy_busy),
+	KUNIT_CASE(qpnic_rc_error_events),
+	KUNIT_CASE(qpnic_rc_sq_drained),
+	KUNIT_CASE(qpnic_rc_cq_overrun_errors_qps),
+	KUNIT_CASE(qpnic_rc_read_implied_nak),
+	KUNIT_CASE(qpnic_rc_mtu_change),
 	{}
 };
 

@@ -414,7 +414,8 @@ static void qpnic_rx_read_answered_from_work(struct kunit *test)
  * UC drops a message it cannot take and goes on (IBTA 9.9.4.2): a WRITE
  * longer than its RETH, a WRITE to a QP without remote write access, a
  * SEND longer than the receive buffer. The QP stays where it was and the
- * next good SEND lands in the receive WQE the dropped one had taken.
+ * next good SEND lands in the receive WQE the dropped one had taken. A
+ * FIRST in the middle of a message drops that message and starts anew.
  */
 static void qpnic_rx_uc_drops_refused_messages(struct kunit *test)
 {
@@ -422,6 +423,7 @@ static void qpnic_rx_uc_drops_refused_messages(struct kunit *test)
 					   IB_ACCESS_REMOTE_WRITE);
 	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
 	u8 *target = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u8 *big = kunit_kzalloc(test, 2048, GFP_KERNEL);
 	struct ib_qp *qp = qpnic_rx_qp(test, IB_QPT_UC);
 	struct ib_qp *closed = qpnic_rx_qp(test, IB_QPT_UC);
 	struct ib_sge sge = { .length = 16 };
@@ -438,6 +440,7 @@ static void qpnic_rx_uc_drops_refused_messages(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	KUNIT_ASSERT_NOT_NULL(test, target);
+	KUNIT_ASSERT_NOT_NULL(test, big);
 	sge.addr = (uintptr_t)buf;
 	sge.lkey = rx.pd->local_dma_lkey;
 	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
@@ -477,6 +480,22 @@ static void qpnic_rx_uc_drops_refused_messages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.wr_id, 7ULL);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 8U);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0x5a, 8));
+
+	/* a FIRST in the middle of a message: that one is lost, this one starts */
+	sge.addr = (uintptr_t)big;
+	sge.length = 2048;
+	KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &wr, NULL), 0);
+	s = (struct qpnic_rx_spec){ .opcode = QPNIC_OPC_UC | QPNIC_SEND_FIRST,
+				    .pkey = 0xffff, .dqpn = qp->qp_num,
+				    .psn = 0x126, .paylen = 1024 };
+	qpnic_rx_expect(test, &s, COUNTED("rx_packets"));
+	s.opcode = QPNIC_OPC_UC | QPNIC_SEND_ONLY;
+	s.psn = 0x127;
+	s.paylen = 12;
+	qpnic_rx_expect(test, &s, COUNTED("rx_packets", "rx_out_of_sequence"));
+	KUNIT_ASSERT_EQ(test, qpnic_test_poll(rx.cq, &wc, 1000), 1);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 12U);
 
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(closed), 0);
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);

@@ -221,13 +221,18 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	int err;
 
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
-	    qpnic_psn_diff(pkt->psn, wqe->first_psn) < 0 ||
-	    qpnic_psn_diff(pkt->psn, wqe->last_psn) > 0) {
+	    qpnic_psn_diff(pkt->psn, wqe->first_psn) < 0) {
 		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
 		return false;
 	}
 	if (qpnic_psn_diff(qp->comp.psn, wqe->first_psn) < 0)
 		qp->comp.psn = wqe->first_psn;
+	if (qpnic_psn_diff(pkt->psn, wqe->last_psn) > 0) {
+		/* a later request's: the rest of this READ was lost (implied NAK) */
+		qpnic_comp_rewind(qp, qp->comp.psn);
+		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		return false;
+	}
 	if (pkt->psn != qp->comp.psn) {
 		/* ahead: one went missing, ask again from it; behind: a duplicate */
 		if (qpnic_psn_diff(pkt->psn, qp->comp.psn) > 0)

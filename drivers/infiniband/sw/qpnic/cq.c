@@ -23,7 +23,10 @@ static int qpnic_cq_check_size(struct qpnic_dev *qdev, int cqe)
 	return 0;
 }
 
-/* The CQ_ERR event, delivered from process context with no lock held. */
+/*
+ * A CQ overrun: the CQ_ERR event, then its QPs to ERR; from process
+ * context with no lock held.
+ */
 static void qpnic_cq_overflow_work(struct work_struct *work)
 {
 	struct qpnic_cq *cq = container_of(work, struct qpnic_cq, overflow_work);
@@ -35,6 +38,7 @@ static void qpnic_cq_overflow_work(struct work_struct *work)
 
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	qpnic_cq_error_qps(to_qdev(cq->ibcq.device), &cq->ibcq);
 }
 
 int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

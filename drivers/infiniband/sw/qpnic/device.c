@@ -72,6 +72,31 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	return 0;
 }
 
+/*
+ * The IB MTU a netdev carries: the largest whose packets (headers
+ * included) fit its MTU, and 256, the smallest IB MTU, for a netdev
+ * under 352 bytes (as rdma_rxe does; iboe_get_mtu() says 0, no enum).
+ */
+enum ib_mtu qpnic_netdev_ib_mtu(const struct net_device *ndev)
+{
+	return iboe_get_mtu(READ_ONCE(ndev->mtu)) ?: IB_MTU_256;
+}
+
+/*
+ * NETDEV_CHANGEMTU: UD sends are checked against the new MTU from now
+ * on; a connected QP whose path MTU the netdev no longer carries goes to
+ * ERR (its packets would be dropped until its retries ran out), so its
+ * consumer learns it now and can reconnect at the port's new active_mtu.
+ */
+void qpnic_mtu_changed(struct qpnic_dev *qdev, const struct net_device *ndev)
+{
+	u32 mtu = ib_mtu_enum_to_int(qpnic_netdev_ib_mtu(ndev));
+
+	ibdev_dbg(&qdev->ibdev, "netdev MTU %u: IB MTU %u\n", ndev->mtu, mtu);
+	WRITE_ONCE(qdev->mtu, mtu);
+	qpnic_qps_check_mtu(qdev, mtu);
+}
+
 static int qpnic_query_port(struct ib_device *ibdev, u32 port,
 			    struct ib_port_attr *attr)
 {
@@ -85,7 +110,7 @@ static int qpnic_query_port(struct ib_device *ibdev, u32 port,
 	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 				IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = ndev ? iboe_get_mtu(READ_ONCE(ndev->mtu)) : IB_MTU_256;
+	attr->active_mtu = ndev ? qpnic_netdev_ib_mtu(ndev) : IB_MTU_256;
 	dev_put(ndev);
 	attr->gid_tbl_len = QPNIC_GID_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
@@ -363,7 +388,7 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	INIT_LIST_HEAD(&qdev->mcast_groups);
 	skb_queue_head_init(&qdev->loopback_q);
 	INIT_WORK(&qdev->loopback_work, qpnic_loopback_work);
-	qdev->mtu = ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(ndev->mtu)));
+	qdev->mtu = ib_mtu_enum_to_int(qpnic_netdev_ib_mtu(ndev));
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;

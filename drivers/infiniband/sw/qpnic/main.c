@@ -47,8 +47,7 @@ static int qpnic_netdev_event(struct notifier_block *nb, unsigned long event,
 		ib_unregister_device_queued(ibdev);
 		break;
 	case NETDEV_CHANGEMTU:
-		WRITE_ONCE(to_qdev(ibdev)->mtu,
-			   ib_mtu_enum_to_int(iboe_get_mtu(ndev->mtu)));
+		qpnic_mtu_changed(to_qdev(ibdev), ndev);
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

@@ -256,7 +256,7 @@ void qpnic_qp_put(struct qpnic_qp *qp)
 		complete(&qp->released);
 }
 
-static void qpnic_qp_err_work(struct work_struct *work);
+static void qpnic_qp_async_work(struct work_struct *work);
 
 int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
@@ -291,7 +291,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	spin_lock_init(&qp->resp_lock);
 	INIT_WORK(&qp->req.work, qpnic_req_work);
-	INIT_WORK(&qp->err_work, qpnic_qp_err_work);
+	INIT_WORK(&qp->async_work, qpnic_qp_async_work);
 	INIT_WORK(&qp->resp.read_work, qpnic_resp_read_work);
 	qpnic_comp_init(qp);
 
@@ -346,7 +346,7 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qpnic_comp_stop(qp);
 	cancel_work_sync(&qp->req.work);
 	cancel_work_sync(&qp->resp.read_work);
-	cancel_work_sync(&qp->err_work);
+	cancel_work_sync(&qp->async_work);
 	/* A kernel CQ entry must not outlive the QP it points to. */
 	if (!qp->user) {
 		qpnic_cq_purge_qp(to_qcq(ibqp->send_cq), ibqp);
@@ -683,7 +683,17 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 			READ_ONCE(qdev->mtu));
 	if (av)
 		qp->av = *av;
+	if (state != qp->state) {
+		qp->sqd_notify = false;
+		qp->sqd_pending = false;
+		qp->fatal_pending = false;
+	}
+	/* SQD: SQ_DRAINED once what was started completes, now if nothing was */
+	if (state == IB_QPS_SQD && qp->state != IB_QPS_SQD &&
+	    qp->attr.en_sqd_async_notify)
+		qp->sqd_notify = true;
 	qp->state = state;
+	qpnic_qp_sq_drained_check(qp);
 	if (state == IB_QPS_RESET) {
 		qpnic_queue_discard(&qp->sq.queue);
 		qp->sq.copied = qp->sq.queue.cons;
@@ -706,15 +716,122 @@ void qpnic_qp_error_locked(struct qpnic_qp *qp)
 	spin_lock(&qp->rq.lock);
 	qp->state = IB_QPS_ERR;
 	spin_unlock(&qp->rq.lock);
-	queue_work(qpnic_wq, &qp->err_work);
+	qp->fatal_pending = true;
+	queue_work(qpnic_wq, &qp->async_work);
 }
 
-static void qpnic_qp_err_work(struct work_struct *work)
+/*
+ * Whether no message the SQ started is still to complete (RC: to be
+ * acknowledged); the started ones follow the head. Caller holds the SQ lock.
+ */
+static bool qpnic_sq_idle(struct qpnic_qp *qp)
 {
-	struct qpnic_qp *qp = container_of(work, struct qpnic_qp, err_work);
+	return qp->sq.queue.cons == qpnic_sq_end(qp) ||
+	       !qpnic_sq_wqe(qp, qp->sq.queue.cons)->started;
+}
+
+/*
+ * In SQD with en_sqd_async_notify: IB_EVENT_SQ_DRAINED is due once the SQ
+ * is idle. Caller holds the SQ lock, after a completion.
+ */
+void qpnic_qp_sq_drained_check(struct qpnic_qp *qp)
+{
+	if (!qp->sqd_notify || qp->state != IB_QPS_SQD || !qpnic_sq_idle(qp))
+		return;
+	qp->sqd_notify = false;
+	qp->sqd_pending = true;
+	queue_work(qpnic_wq, &qp->async_work);
+}
+
+/*
+ * What the transport left to do with no lock held. After a transport
+ * error (or an overrun of one of its CQs): flush, then tell the consumer,
+ * IB_EVENT_QP_FATAL and, for a QP on an SRQ, the
+ * IB_EVENT_QP_LAST_WQE_REACHED its teardown may wait for. After SQD's
+ * last completion: IB_EVENT_SQ_DRAINED. Nothing is raised for a state the
+ * QP left before this ran (a reset meanwhile).
+ */
+static void qpnic_qp_async_work(struct work_struct *work)
+{
+	struct qpnic_qp *qp = container_of(work, struct qpnic_qp, async_work);
+	bool fatal, drained;
 
 	qpnic_qp_flush(qp, true);
 	qpnic_qp_flush(qp, false);
+	spin_lock_irq(&qp->sq.lock);
+	fatal = qp->fatal_pending && qp->state == IB_QPS_ERR;
+	drained = qp->sqd_pending && qp->state == IB_QPS_SQD;
+	qp->fatal_pending = false;
+	qp->sqd_pending = false;
+	spin_unlock_irq(&qp->sq.lock);
+	if (fatal) {
+		qpnic_qp_event(qp, IB_EVENT_QP_FATAL);
+		if (qp->ibqp.srq)
+			qpnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
+	if (drained)
+		qpnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+/*
+ * IBTA 11.6.3: a CQ overrun is an error of every QP that completes into
+ * the CQ; they move to ERR (and flush into the CQ in error, which keeps
+ * nothing). From the CQ's overflow work: process context, no lock held.
+ */
+/* The first QP numbered @*index or above, with a reference; NULL if none. */
+static struct qpnic_qp *qpnic_qp_get_next(struct qpnic_dev *qdev,
+					  unsigned long *index)
+{
+	struct qpnic_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&qdev->qps, flags);
+	xa_for_each_start(&qdev->qps, *index, qp, *index)
+		if (refcount_inc_not_zero(&qp->ref))
+			break;
+	xa_unlock_irqrestore(&qdev->qps, flags);
+	return qp;
+}
+
+/* Move @qp to ERR for @why unless it is in RESET or ERR already. */
+static void qpnic_qp_fail(struct qpnic_qp *qp, const char *why, u32 val)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR && !qp->dying) {
+		ibdev_dbg(qp->ibqp.device, "QP %u: %s %u: QP in error\n",
+			  qp->ibqp.qp_num, why, val);
+		qpnic_qp_error_locked(qp);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
+void qpnic_cq_error_qps(struct qpnic_dev *qdev, struct ib_cq *ibcq)
+{
+	unsigned long index;
+	struct qpnic_qp *qp;
+
+	for (index = 0; (qp = qpnic_qp_get_next(qdev, &index)); index++) {
+		if (qp->ibqp.send_cq == ibcq || qp->ibqp.recv_cq == ibcq)
+			qpnic_qp_fail(qp, "overrun of CQ", ibcq->res.id);
+		qpnic_qp_put(qp);
+	}
+}
+
+/* The netdev now carries IB MTU @mtu: connected QPs above it fail. */
+void qpnic_qps_check_mtu(struct qpnic_dev *qdev, u32 mtu)
+{
+	unsigned long index;
+	struct qpnic_qp *qp;
+
+	for (index = 0; (qp = qpnic_qp_get_next(qdev, &index)); index++) {
+		/* qp->mtu is set on entering RTR, where it starts to count */
+		if ((qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) &&
+		    qp->state != IB_QPS_INIT && READ_ONCE(qp->mtu) > mtu)
+			qpnic_qp_fail(qp, "path MTU above the netdev's, now", mtu);
+		qpnic_qp_put(qp);
+	}
 }
 
 static int qpnic_qp_check_attr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
@@ -876,7 +993,6 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct qpnic_qp *qp = to_qqp(ibqp);
 	enum ib_qp_state cur, new;
 	struct qpnic_av av;
-	bool sq_drained;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS) {
@@ -921,9 +1037,6 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	if (new != cur || new == IB_QPS_RESET || (mask & IB_QP_AV))
 		qpnic_qp_set_state(qp, new, (mask & IB_QP_AV) ? &av : NULL);
-	/* Nothing is ever in flight, so the SQ is drained at once. */
-	sq_drained = new == IB_QPS_SQD && cur != IB_QPS_SQD &&
-		     qp->attr.en_sqd_async_notify;
 	mutex_unlock(&qp->state_lock);
 
 	/*
@@ -937,8 +1050,6 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (ibqp->srq && cur != IB_QPS_ERR)
 			qpnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
-	if (sq_drained)
-		qpnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	return 0;
 
 out:

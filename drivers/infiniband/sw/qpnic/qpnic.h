@@ -335,7 +335,11 @@ struct qpnic_qp {
 		struct timer_list retrans_timer;
 		struct timer_list rnr_timer;
 	} comp;
-	struct work_struct err_work;	/* flushes after a transport error */
+	/* flushes and raises events after the transport changed the state */
+	struct work_struct async_work;
+	bool fatal_pending;		/* a transport error: QP_FATAL is due */
+	bool sqd_notify;		/* in SQD: SQ_DRAINED once the SQ is idle */
+	bool sqd_pending;		/* ... and it is due */
 	/* responder (resp.c): connected QPs under resp_lock */
 	spinlock_t resp_lock;
 	struct {
@@ -410,6 +414,8 @@ static inline struct qpnic_ah *to_qah(struct ib_ah *ibah)
 extern unsigned int qpnic_max_qp;
 extern const struct ib_device_ops qpnic_dev_ops;
 bool qpnic_owns(const struct ib_device *ibdev);
+enum ib_mtu qpnic_netdev_ib_mtu(const struct net_device *ndev);
+void qpnic_mtu_changed(struct qpnic_dev *qdev, const struct net_device *ndev);
 struct net_device *qpnic_netdev_get(struct qpnic_dev *qdev);
 void qpnic_remove_all(void);
 void qpnic_port_event(struct qpnic_dev *qdev, enum ib_event_type type);
@@ -542,6 +548,9 @@ enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode);
 struct qpnic_send_wqe *qpnic_sq_wqe(struct qpnic_qp *qp, u32 index);
 u32 qpnic_sq_end(struct qpnic_qp *qp);
 void qpnic_qp_error_locked(struct qpnic_qp *qp);
+void qpnic_qp_sq_drained_check(struct qpnic_qp *qp);
+void qpnic_cq_error_qps(struct qpnic_dev *qdev, struct ib_cq *ibcq);
+void qpnic_qps_check_mtu(struct qpnic_dev *qdev, u32 mtu);
 u32 qpnic_qp_qkey(const struct qpnic_qp *qp);
 
 /* srq.c */

@@ -32,7 +32,10 @@
 #define QPNIC_MAX_UNACKED	256	/* PSNs in flight before waiting for ACKs */
 #define QPNIC_ACKREQ_EVERY	16	/* ask for an ACK at least this often */
 
-/* What one claimed packet carries; it lives only under the SQ lock. */
+/*
+ * What one claimed packet carries. @wqe and @index name the slot: valid
+ * only under the SQ lock the claim ran under; the rest are copies.
+ */
 struct qpnic_req_pkt {
 	struct qpnic_send_wqe *wqe;
 	struct qpnic_hdr_fields f;
@@ -106,6 +109,8 @@ void qpnic_req_complete_locked(struct qpnic_qp *qp,
 	qpnic_queue_consumed(&qp->sq.queue);
 	if (status != IB_WC_SUCCESS)
 		qpnic_qp_error_locked(qp);
+	else
+		qpnic_qp_sq_drained_check(qp);
 }
 
 /*
@@ -409,16 +414,19 @@ static struct sk_buff *qpnic_req_build(struct qpnic_qp *qp,
 }
 
 /*
- * Whether the requester starts new packets: in RTS. Connected QPs need
- * their path MTU; SQD lets what was started finish.
+ * Whether the requester sends: in RTS. SQD lets what was started finish,
+ * resends included (a rewind goes back to a started WQE's first byte).
+ * Caller holds the SQ lock.
  */
-static bool qpnic_req_sends(const struct qpnic_qp *qp)
+static bool qpnic_req_sends(struct qpnic_qp *qp)
 {
 	if (qp->dying)
 		return false;
 	if (qp->state == IB_QPS_RTS)
 		return true;
-	return qp->state == IB_QPS_SQD && qp->req.offset;
+	return qp->state == IB_QPS_SQD &&
+	       (qp->req.offset || (qp->req.next != qpnic_sq_end(qp) &&
+				   qpnic_sq_wqe(qp, qp->req.next)->started));
 }
 
 /* One run: returns true when the budget ran out with work left. */

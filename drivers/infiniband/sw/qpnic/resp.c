@@ -936,6 +936,13 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		qpnic_resp_invalid(qp, &out, pkt);
 		goto unlock;
 	}
+	if (!rc && (pkt->flags & QPNIC_OP_FIRST) &&
+	    (qp->resp.in_send || qp->resp.in_write)) {
+		/* UC: the message in progress lost its end; this one starts */
+		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		qp->resp.in_send = false;
+		qp->resp.in_write = false;
+	}
 	if (!qpnic_resp_opcode_in_sequence(qp, pkt)) {
 		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
 		qpnic_resp_invalid(qp, &out, pkt);
