@@ -349,7 +349,7 @@ static void race_run(struct kunit *test, struct race_ctx *c,
 
 	if (!race_kprobe_on)
 		kunit_info(test, "no kprobes: the race runs at its natural rate\n");
-	WRITE_ONCE(race_delay_us, 20);
+	WRITE_ONCE(race_delay_us, 100);
 	for (i = 0; i < n; i++) {
 		t[i] = kthread_run(fns[i], c, "qpnic_race%u", i);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(t[i]));

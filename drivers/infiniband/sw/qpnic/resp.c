@@ -643,6 +643,7 @@ static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp
 	spin_lock_irqsave(&qp->resp_lock, flags);
 	if (!qpnic_resp_state_ok(qp->state) || qp->dying)
 		goto out;
+next_res:
 	for (i = 0; i < qp->resp.num_res && !res; i++) {
 		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
 		if (res->type != QPNIC_RES_READ || !res->sending)
@@ -679,7 +680,8 @@ static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp
 			ibdev_dbg(&qdev->ibdev, "QP %u: READ at PSN %u: R_Key %#x is gone, READ ends\n",
 				  qp->ibqp.qp_num, rp->f.psn, res->rkey);
 			res->sending = false;
-			goto out;
+			res = NULL;
+			goto next_res;
 		}
 	}
 	claimed = true;
@@ -826,28 +828,22 @@ static void qpnic_resp_duplicate_read(struct qpnic_qp *qp, struct sk_buff *skb,
 				      struct qpnic_resp_out *out)
 {
 	const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_RETH);
-	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_resp_res *res;
 	u32 next;
 	u64 off;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
 		return;
+	/* (counted as a duplicate; what the wire sends is never logged) */
 	res = qpnic_resp_res_find(qp, QPNIC_RES_READ, pkt->psn);
-	if (!res) {
-		ibdev_dbg(&qdev->ibdev, "QP %u: duplicate READ at PSN %u: no such READ remembered\n",
-			  qp->ibqp.qp_num, pkt->psn);
+	if (!res)
 		return;
-	}
 	next = qpnic_psn_diff(pkt->psn, res->first_psn);
 	off = (u64)next * res->mtu;
 	if (get_unaligned_be32(reth + 8) != res->rkey ||
 	    get_unaligned_be64(reth) != res->va + off ||
-	    get_unaligned_be32(reth + 12) != res->len - off) {
-		ibdev_dbg(&qdev->ibdev, "QP %u: duplicate READ at PSN %u names another range than its READ\n",
-			  qp->ibqp.qp_num, pkt->psn);
+	    get_unaligned_be32(reth + 12) != res->len - off)
 		return;
-	}
 	if (res->sending) {
 		if (next >= res->next || res->restarted)
 			return;		/* those responses are still to come */
