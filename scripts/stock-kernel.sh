@@ -8,7 +8,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kver=$(stock_kver)
-dir=$QPNIC_CACHE/stock-kernel/$kver
+# keyed by this script too: a module added below makes a new cache entry
+dir=$QPNIC_CACHE/stock-kernel/$kver-$(sha256sum <"$0" | cut -c1-12)
 if [ -f "$dir/.done" ]; then
 	echo "$dir"
 	exit 0
@@ -22,7 +23,7 @@ apt-get download "linux-image-$kver" >download.log 2>&1 ||
 dpkg-deb -x linux-image-"${kver}"_*.deb full
 depmod -b full "$kver"
 mods=(ib_core ib_uverbs rdma_ucm rdma_cm ib_umad rdma_rxe veth virtio_net virtio_pci
-      sch_netem udp_tunnel ip6_udp_tunnel crc32_generic crc32_pclmul)
+      sch_netem 8021q udp_tunnel ip6_udp_tunnel crc32_generic crc32_pclmul)
 for m in "${mods[@]}"; do
 	modprobe -d full -S "$kver" --show-depends "$m" ||
 		die "module $m missing from linux-image-$kver"

@@ -160,15 +160,17 @@ ulp_pair() {
 		bash -c "test $ok = 0 || { dmesg | grep qpnic_ulppeer | tail -n 3; exit 1; }"
 }
 # rping NAME ARGS...: rdma_cm connects over QP1, then RDMA READ and WRITE
-# move each ping; -V checks every byte. B retries until A listens.
+# move each ping; -V checks every byte. B retries until A listens on
+# $rping_addr.
+rping_addr=10.1.0.1
 rping_pair() {
 	local name=$1 log=/tmp/rping.log ok=1
 	shift
 	if [ "$role" = a ]; then
-		timeout 120 rping -s -a 10.1.0.1 -p 18620 "$@" >$log 2>&1 && ok=0
+		timeout 120 rping -s -a "$rping_addr" -p 18620 "$@" >$log 2>&1 && ok=0
 	else
 		for _ in $(seq 30); do
-			timeout 120 rping -c -a 10.1.0.1 -p 18620 "$@" >$log 2>&1 && { ok=0; break; }
+			timeout 120 rping -c -a "$rping_addr" -p 18620 "$@" >$log 2>&1 && { ok=0; break; }
 			sleep 1
 		done
 	fi
@@ -195,6 +197,11 @@ saved_me=$me saved_peer=$peer
 me=$vme peer=$vpeer
 traffic "ibv_rc_pingpong 100 x 4 KiB, data checked" 18631 ibv_rc_pingpong -s 4096 -n 100 -c
 traffic "ibv_ud_pingpong 100 x 512 bytes, data checked" 18632 ibv_ud_pingpong -s 512 -n 100 -c
+# rdma_cm over the VLAN: ib_cm answers a request from the VLAN GID the
+# receive completion names (IB_WC_WITH_VLAN and its vlan_id)
+rping_addr=10.2.0.1
+rping_pair "rping -V 50 x 4 KiB" -C 50 -S 4096 -V
+rping_addr=10.1.0.1
 me=$saved_me peer=$saved_peer
 rx=$(($(hw_counter rx_packets) - rx0))
 check "peer $role: packets from the VLAN are received ($rx)" test "$rx" -ge 300
