@@ -48,6 +48,20 @@ void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c)
 }
 
 /*
+ * Whether the u64 at @iova of @mr is naturally aligned where it lies in
+ * memory: in the page (user MRs), or at its kernel address (the DMA MR).
+ * uverbs makes a user MR's page offset its iova's, but an atomic that
+ * crossed into the next page would corrupt memory: it is checked here.
+ */
+bool qpnic_mr_aligned_u64(const struct qpnic_mr *mr, u64 iova)
+{
+	u64 off = mr->umem ? iova - mr->ibmr.iova + ib_umem_offset(mr->umem) :
+			     iova;
+
+	return !(off & (sizeof(u64) - 1));
+}
+
+/*
  * Execute @op on the naturally aligned u64 at @iova of @mr, a range
  * qpnic_mr_lookup() checked, with the CPU's atomics: it is atomic against
  * every other access to that memory, the host's included. @val is the

@@ -468,6 +468,7 @@ enum qpnic_atomic_op {
 	QPNIC_ATOMIC_WRITE_8,		/* IBTA 1.5 ATOMIC WRITE */
 };
 
+bool qpnic_mr_aligned_u64(const struct qpnic_mr *mr, u64 iova);
 u64 qpnic_mr_atomic(struct qpnic_mr *mr, u64 iova, enum qpnic_atomic_op op,
 		    u64 val, u64 compare);
 int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,

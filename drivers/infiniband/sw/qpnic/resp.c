@@ -597,6 +597,12 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 					  sizeof(u64), access);
 	if (!nak && !mr)
 		nak = QPNIC_NAK_REM_ACCESS;
+	/* aligned where the CPU's atomic lands, not only in iova space */
+	if (mr && !qpnic_mr_aligned_u64(mr, va)) {
+		qpnic_mr_put(mr);
+		mr = NULL;
+		nak = QPNIC_NAK_INV_REQ;
+	}
 	if (nak) {
 		qpnic_resp_ack(qp, out, nak, pkt->psn);
 		qpnic_resp_error(qp);
