@@ -527,6 +527,19 @@ bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited);
 void qpnic_cq_notify(struct qpnic_cq *cq);
 void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp);
 
+/* States in which the send queue's WRs complete as flushed. */
+static inline bool qpnic_sq_flushing(enum ib_qp_state state)
+{
+	return state == IB_QPS_ERR || state == IB_QPS_SQE;
+}
+
+/*
+ * WQEs copied in or flushed in one hold of a queue lock: a user may queue
+ * 16383 WQEs of 32 SGEs, which must not keep interrupts off for
+ * milliseconds. A doorbell or a flush takes a ring's worth in such steps.
+ */
+#define QPNIC_WQE_BATCH		64
+
 /* qp.c */
 int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
@@ -538,20 +551,27 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 struct qpnic_qp *qpnic_qp_get(struct qpnic_dev *qdev, u32 qpn);
 void qpnic_qp_put(struct qpnic_qp *qp);
+u32 qpnic_recv_wqe_size(u32 max_sge);
+struct qpnic_send_wqe *qpnic_sq_wqe(struct qpnic_qp *qp, u32 index);
+u32 qpnic_sq_end(struct qpnic_qp *qp);
+void qpnic_qp_flush(struct qpnic_qp *qp, bool send);
+void qpnic_qp_error_locked(struct qpnic_qp *qp);
+void qpnic_qp_sq_drained_check(struct qpnic_qp *qp);
+void qpnic_cq_error_qps(struct qpnic_dev *qdev, struct ib_cq *ibcq);
+void qpnic_qps_check_mtu(struct qpnic_dev *qdev, u32 mtu);
+
+/* post.c */
+u32 qpnic_sq_to_copy(struct qpnic_qp *qp);
+u32 qpnic_sq_copy_in(struct qpnic_qp *qp, u32 max);
 int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 int qpnic_recv_wqe_write(struct qpnic_queue *q, u32 max_sge,
 			 const struct ib_recv_wr *wr);
-u32 qpnic_recv_wqe_size(u32 max_sge);
 enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode);
-struct qpnic_send_wqe *qpnic_sq_wqe(struct qpnic_qp *qp, u32 index);
-u32 qpnic_sq_end(struct qpnic_qp *qp);
-void qpnic_qp_error_locked(struct qpnic_qp *qp);
-void qpnic_qp_sq_drained_check(struct qpnic_qp *qp);
-void qpnic_cq_error_qps(struct qpnic_dev *qdev, struct ib_cq *ibcq);
-void qpnic_qps_check_mtu(struct qpnic_dev *qdev, u32 mtu);
+
+/* resp.c */
 u32 qpnic_qp_qkey(const struct qpnic_qp *qp);
 
 /* srq.c */
