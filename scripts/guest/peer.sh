@@ -135,7 +135,7 @@ traffic() {
 			sleep 0.5
 		done
 	fi
-	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { tail -n 4 $log; exit 1; }"
+	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { grep -v -e \"^ *local address\" -e \"^ *remote address\" $log | tail -n 6; exit 1; }"
 }
 traffic_set() {
 	traffic "ibv_rc_pingpong 200 x 4 KiB, data checked" 18601 ibv_rc_pingpong -s 4096 -n 200 -c
@@ -174,7 +174,7 @@ rping_pair() {
 			sleep 1
 		done
 	fi
-	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { tail -n 4 $log; exit 1; }"
+	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { grep -v -e \"^ *local address\" -e \"^ *remote address\" $log | tail -n 6; exit 1; }"
 }
 hw_counter() { cat "/sys/class/infiniband/$rdev/ports/1/hw_counters/$1"; }
 rdev=qpnicp
@@ -210,9 +210,16 @@ $IP link del eth0.100
 phase="qpnic-qpnic, netem loss 1% duplicate 1% reorder 1%"
 retrans0=$(hw_counter tx_retransmits)
 modprobe sch_netem
-/usr/sbin/tc qdisc add dev eth0 root netem delay 1ms reorder 99% loss 1% duplicate 1%
-check "peer $role: netem on eth0" bash -c "/usr/sbin/tc qdisc show dev eth0 | grep -q netem"
-traffic "ibv_rc_pingpong 300 x 4 KiB, data checked" 18611 ibv_rc_pingpong -s 4096 -n 300 -c
+# ibv_rc_pingpong has a teardown race no transport can close: the side
+# that gets its last message exits at once, and if the ACK of that
+# message was lost its peer's resends find no QP (RETRY_EXC_ERR, about 1
+# run in 50 at 1% loss). It runs on a link that reorders and duplicates;
+# the tools that end in step (perftest, rping) run with the loss too.
+/usr/sbin/tc qdisc add dev eth0 root netem delay 1ms reorder 99% duplicate 1%
+traffic "ibv_rc_pingpong 300 x 4 KiB, data checked (reorder, duplicates)" 18611 \
+	ibv_rc_pingpong -s 4096 -n 300 -c
+/usr/sbin/tc qdisc change dev eth0 root netem delay 1ms reorder 99% loss 1% duplicate 1%
+check "peer $role: netem with loss on eth0" bash -c "/usr/sbin/tc qdisc show dev eth0 | grep -q 'loss 1%'"
 rping_pair "rping -V 100 x 16 KiB" -C 100 -S 16384 -V
 traffic "ib_write_bw 200 x 64 KiB" 18612 ib_write_bw -s 65536 -n 200
 traffic "ib_read_bw 100 x 64 KiB" 18613 ib_read_bw -s 65536 -n 100
