@@ -584,9 +584,11 @@ int qpnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int qpnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 
-/* pd.c: protection domains and memory regions */
+/* pd.c */
 int qpnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int qpnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* mr.c */
 struct ib_mr *qpnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
