@@ -70,7 +70,11 @@ static void qpnic_comp_progress(struct qpnic_qp *qp)
 		mod_timer(&qp->comp.retrans_timer, jiffies + t);
 }
 
-static struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp)
+/*
+ * The SQ's head if it started (sent, and for RC not yet acknowledged);
+ * NULL when nothing started is left to complete. Caller holds the SQ lock.
+ */
+struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp)
 {
 	struct qpnic_send_wqe *wqe;
 

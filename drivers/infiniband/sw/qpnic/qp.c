@@ -549,22 +549,13 @@ void qpnic_qp_error_locked(struct qpnic_qp *qp)
 }
 
 /*
- * Whether no message the SQ started is still to complete (RC: to be
- * acknowledged); the started ones follow the head. Caller holds the SQ lock.
- */
-static bool qpnic_sq_idle(struct qpnic_qp *qp)
-{
-	return qp->sq.queue.cons == qpnic_sq_end(qp) ||
-	       !qpnic_sq_wqe(qp, qp->sq.queue.cons)->started;
-}
-
-/*
- * In SQD with en_sqd_async_notify: IB_EVENT_SQ_DRAINED is due once the SQ
- * is idle. Caller holds the SQ lock, after a completion.
+ * In SQD with en_sqd_async_notify: IB_EVENT_SQ_DRAINED is due once no
+ * message the SQ started is left to complete (the started ones follow the
+ * head). Caller holds the SQ lock, after a completion.
  */
 void qpnic_qp_sq_drained_check(struct qpnic_qp *qp)
 {
-	if (!qp->sqd_notify || qp->state != IB_QPS_SQD || !qpnic_sq_idle(qp))
+	if (!qp->sqd_notify || qp->state != IB_QPS_SQD || qpnic_comp_head(qp))
 		return;
 	qp->sqd_notify = false;
 	qp->sqd_pending = true;
@@ -601,11 +592,6 @@ static void qpnic_qp_async_work(struct work_struct *work)
 		qpnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 
-/*
- * IBTA 11.6.3: a CQ overrun is an error of every QP that completes into
- * the CQ; they move to ERR (and flush into the CQ in error, which keeps
- * nothing). From the CQ's overflow work: process context, no lock held.
- */
 /* The first QP numbered @*index or above, with a reference; NULL if none. */
 static struct qpnic_qp *qpnic_qp_get_next(struct qpnic_dev *qdev,
 					  unsigned long *index)
@@ -635,6 +621,11 @@ static void qpnic_qp_fail(struct qpnic_qp *qp, const char *why, u32 val)
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 
+/*
+ * IBTA 11.6.3: a CQ overrun is an error of every QP that completes into
+ * the CQ; they move to ERR (and flush into the CQ in error, which keeps
+ * nothing). From the CQ's overflow work: process context, no lock held.
+ */
 void qpnic_cq_error_qps(struct qpnic_dev *qdev, struct ib_cq *ibcq)
 {
 	unsigned long index;

@@ -482,10 +482,10 @@ void qpnic_req_complete_locked(struct qpnic_qp *qp,
 			       const struct qpnic_send_wqe *wqe,
 			       enum ib_wc_status status, bool *notify);
 void qpnic_req_rewind(struct qpnic_qp *qp, u32 psn);
-u32 qpnic_wqe_packets(const struct qpnic_qp *qp, const struct qpnic_send_wqe *wqe);
 void qpnic_comp_init(struct qpnic_qp *qp);
 void qpnic_comp_stop(struct qpnic_qp *qp);
 void qpnic_comp_arm(struct qpnic_qp *qp);
+struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp);
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
@@ -526,6 +526,12 @@ int qpnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited);
 void qpnic_cq_notify(struct qpnic_cq *cq);
 void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp);
+
+/* Packets a message of @len bytes takes at @mtu (a READ: its responses). */
+static inline u32 qpnic_packets(u32 len, u32 mtu)
+{
+	return max(1U, DIV_ROUND_UP(len, mtu));
+}
 
 /* States in which the send queue's WRs complete as flushed. */
 static inline bool qpnic_sq_flushing(enum ib_qp_state state)

@@ -46,12 +46,6 @@ struct qpnic_req_pkt {
 	bool complete;		/* UD, UC: the message is out, complete it */
 };
 
-/* Packets a message takes on the wire; for a READ, its responses. */
-u32 qpnic_wqe_packets(const struct qpnic_qp *qp, const struct qpnic_send_wqe *wqe)
-{
-	return max(1U, DIV_ROUND_UP(wqe->length, qp->mtu));
-}
-
 /*
  * An skb for one packet of @qp to @av: headers from @f (the pad is set
  * here), @paylen payload bytes at *@payload for the caller to fill, pad
@@ -223,7 +217,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 	}
 	if (!wqe->started) {
 		wqe->first_psn = psn;
-		wqe->last_psn = (psn + qpnic_wqe_packets(qp, wqe) - 1) & QPNIC_PSN_MASK;
+		wqe->last_psn = (psn + qpnic_packets(wqe->length, qp->mtu) - 1) & QPNIC_PSN_MASK;
 		wqe->started = true;
 		if (qpnic_is_rd_atomic(wqe))
 			qp->req.rd_atomic++;
@@ -245,7 +239,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.reth.va = wqe->remote_addr + p->offset;
 		p->f.reth.rkey = wqe->rkey;
 		p->f.reth.len = rem;
-		npkts = max(1U, DIV_ROUND_UP(rem, qp->mtu));
+		npkts = qpnic_packets(rem, qp->mtu);
 		last = true;
 	} else if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		   wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {

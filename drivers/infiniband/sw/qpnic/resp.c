@@ -498,12 +498,6 @@ static struct qpnic_resp_res *qpnic_resp_res_find(struct qpnic_qp *qp,
 	return NULL;
 }
 
-/* Response packets of a READ of @len bytes. */
-static u32 qpnic_read_packets(const struct qpnic_qp *qp, u32 len)
-{
-	return max(1U, DIV_ROUND_UP(len, qp->mtu));
-}
-
 /*
  * An RDMA READ request: checked here, kept as a responder resource and
  * answered from the read work, never from the receive path.
@@ -530,7 +524,7 @@ static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	out->read_len = len;
 	res = qpnic_resp_res_new(qp, QPNIC_RES_READ, pkt->psn,
-				 qpnic_read_packets(qp, len));
+				 qpnic_packets(len, qp->mtu));
 	if (!res)
 		return true;
 	res->va = va;
@@ -657,7 +651,7 @@ next_res:
 	}
 	if (!res)
 		goto out;
-	npkts = max(1U, DIV_ROUND_UP(res->len, res->mtu));
+	npkts = qpnic_packets(res->len, res->mtu);
 	off = res->next * res->mtu;
 	memset(rp, 0, sizeof(*rp));
 	rp->av = qp->av;
@@ -962,7 +956,7 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		goto unlock;
 	qp->resp.nak_sent = false;
 	if (pkt->flags & (QPNIC_OP_READ | QPNIC_OP_ATOMIC)) {
-		qp->resp.psn = (pkt->psn + qpnic_read_packets(qp, out.read_len)) &
+		qp->resp.psn = (pkt->psn + qpnic_packets(out.read_len, qp->mtu)) &
 			       QPNIC_PSN_MASK;
 		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
 		out.msn = qp->resp.msn;
