@@ -76,6 +76,23 @@ static uint32_t rnd(uint32_t *seed)
 	return *seed >> 8;
 }
 
+/* RC: INIT -> RTR towards @dqpn through the device's own GID. */
+static int rc_to_rtr(struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn, .rq_psn = 0x123,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = local_gid, .sgid_index = gid_index,
+				      .hop_limit = 64 } },
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
 /* RC: the sender goes back to RTS at the PSN the receiver expects next. */
 static int sender_to_rts(struct lane *l)
 {
@@ -86,21 +103,10 @@ static int sender_to_rts(struct lane *l)
 		return -1;
 	if (l->type == IBV_QPT_UD)
 		return to_rtr(l->sender) || to_rts(l->sender);
-	if (ibv_query_qp(l->receiver, &a, IBV_QP_RQ_PSN, &ia))
+	if (ibv_query_qp(l->receiver, &a, IBV_QP_RQ_PSN, &ia) ||
+	    rc_to_rtr(l->sender, l->receiver->qp_num))
 		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = l->receiver->qp_num, .rq_psn = 0x123,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = local_gid, .sgid_index = gid_index,
-				      .hop_limit = 64 } },
-		.sq_psn = a.rq_psn,
-	};
-	if (ibv_modify_qp(l->sender, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
+	a.sq_psn = a.rq_psn;
 	/* a short ACK timeout: retransmissions overlap the ACKs */
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 1;
@@ -301,29 +307,9 @@ static bool lane_setup(struct lane *l)
 		if (!l->ah || to_init(l->receiver) || to_rtr(l->receiver) ||
 		    to_rts(l->receiver))
 			return false;
-	} else {
-		struct ibv_qp_attr a = {
-			.qp_state = IBV_QPS_INIT, .port_num = 1,
-			.qp_access_flags = 0,
-		};
-
-		if (ibv_modify_qp(l->receiver, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			return false;
-		a = (struct ibv_qp_attr){
-			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-			.dest_qp_num = l->sender->qp_num, .rq_psn = 0x123,
-			.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = local_gid,
-					      .sgid_index = gid_index,
-					      .hop_limit = 64 } },
-		};
-		if (ibv_modify_qp(l->receiver, &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-			return false;
+	} else if (to_init(l->receiver) ||
+		   rc_to_rtr(l->receiver, l->sender->qp_num)) {
+		return false;
 	}
 	for (i = 0; i < NRECV; i++)
 		if (post_recv(l, i))
