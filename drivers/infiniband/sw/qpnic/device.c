@@ -40,12 +40,12 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_qp = qpnic_max_qp;
 	attr->max_qp_wr = QPNIC_MAX_QP_WR;
 	/*
-	 * Only what works is claimed: no MEM_MGT_EXTENSIONS (ULPs would pick
-	 * FRWR) until fast registration exists, no P_Key/Q_Key violation
-	 * counters until packets are checked.
+	 * Only what works is claimed: fast registration, local and remote
+	 * invalidation (MEM_MGT_EXTENSIONS) but no memory windows yet, no
+	 * P_Key/Q_Key violation counters until packets are checked.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_SRQ_RESIZE;
+				 IB_DEVICE_SRQ_RESIZE | IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->max_send_sge = QPNIC_MAX_SGE;
 	attr->max_recv_sge = QPNIC_MAX_SGE;
 	attr->max_sge_rd = QPNIC_MAX_SGE;
@@ -66,7 +66,7 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_srq = QPNIC_MAX_SRQ;
 	attr->max_srq_wr = QPNIC_MAX_SRQ_WR;
 	attr->max_srq_sge = QPNIC_MAX_SGE;
-	attr->max_fast_reg_page_list_len = 0;
+	attr->max_fast_reg_page_list_len = QPNIC_MAX_FAST_REG_PAGES;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	return 0;
@@ -225,6 +225,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = QPNIC_UVERBS_ABI_VERSION,
 
+	.alloc_mr = qpnic_alloc_mr,
 	.alloc_pd = qpnic_alloc_pd,
 	.alloc_ucontext = qpnic_alloc_ucontext,
 	.attach_mcast = qpnic_attach_mcast,
@@ -247,6 +248,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 	.get_dma_mr = qpnic_get_dma_mr,
 	.get_link_layer = qpnic_get_link_layer,
 	.get_port_immutable = qpnic_get_port_immutable,
+	.map_mr_sg = qpnic_map_mr_sg,
 	.mmap = qpnic_mmap,
 	.mmap_free = qpnic_mmap_free,
 	.modify_device = qpnic_modify_device,

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Data movement between memory regions and packets. An MR is found by key
- * with a reference (qpnic_mr_get) and checked for PD, access and bounds
+ * with a reference (qpnic_mr_lookup) and checked for PD, access and bounds
  * before a byte moves. User MRs are reached through their pinned pages,
- * the DMA MR of kernel callers through kernel virtual addresses.
+ * fast-reg MRs through the kernel addresses of their page list, the DMA
+ * MR of kernel callers through kernel virtual addresses.
  */
 #include <linux/highmem.h>
 #include <linux/skbuff.h>
@@ -25,23 +26,37 @@ static void qpnic_copy_chunk(struct qpnic_copy *c, void *addr, u32 n)
 	c->buf += n;
 }
 
+/* The byte offset of @iova from the start of @mr's first page. */
+static u64 qpnic_mr_offset(const struct qpnic_mr *mr, u64 iova)
+{
+	if (mr->type == QPNIC_MR_USER)
+		return iova - mr->iova + ib_umem_offset(mr->umem);
+	return iova - mr->iova + mr->reg_offset;
+}
+
 /* Move @len bytes at @iova of @mr, a range qpnic_mr_lookup() checked. */
 void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c)
 {
 	u64 off;
 
-	if (!mr->umem) {
+	if (mr->type == QPNIC_MR_DMA) {
 		qpnic_copy_chunk(c, (void *)(uintptr_t)iova, len);
 		return;
 	}
-	off = iova - mr->ibmr.iova + ib_umem_offset(mr->umem);
+	off = qpnic_mr_offset(mr, iova);
 	while (len) {
 		u32 in_page = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - in_page);
-		void *va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
 
-		qpnic_copy_chunk(c, va + in_page, n);
-		kunmap_local(va);
+		if (mr->type == QPNIC_MR_FAST) {
+			qpnic_copy_chunk(c, (void *)(uintptr_t)
+					 (mr->page_list[off >> PAGE_SHIFT] + in_page), n);
+		} else {
+			void *va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+
+			qpnic_copy_chunk(c, va + in_page, n);
+			kunmap_local(va);
+		}
 		off += n;
 		len -= n;
 	}
@@ -49,14 +64,14 @@ void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c)
 
 /*
  * Whether the u64 at @iova of @mr is naturally aligned where it lies in
- * memory: in the page (user MRs), or at its kernel address (the DMA MR).
- * uverbs makes a user MR's page offset its iova's, but an atomic that
- * crossed into the next page would corrupt memory: it is checked here.
+ * memory: in the page (user and fast-reg MRs), or at its kernel address
+ * (the DMA MR). uverbs makes a user MR's page offset its iova's, but an
+ * atomic that crossed into the next page would corrupt memory: it is
+ * checked here.
  */
 bool qpnic_mr_aligned_u64(const struct qpnic_mr *mr, u64 iova)
 {
-	u64 off = mr->umem ? iova - mr->ibmr.iova + ib_umem_offset(mr->umem) :
-			     iova;
+	u64 off = mr->type == QPNIC_MR_DMA ? iova : qpnic_mr_offset(mr, iova);
 
 	return !(off & (sizeof(u64) - 1));
 }
@@ -74,12 +89,15 @@ u64 qpnic_mr_atomic(struct qpnic_mr *mr, u64 iova, enum qpnic_atomic_op op,
 	void *page = NULL;
 	u64 *p, orig;
 
-	if (!mr->umem) {
-		p = (u64 *)(uintptr_t)iova;
-	} else {
-		u64 off = iova - mr->ibmr.iova + ib_umem_offset(mr->umem);
+	u64 off = qpnic_mr_offset(mr, iova);
 
-		/* aligned: the 8 bytes never cross a page */
+	/* aligned: the 8 bytes never cross a page */
+	if (mr->type == QPNIC_MR_DMA) {
+		p = (u64 *)(uintptr_t)iova;
+	} else if (mr->type == QPNIC_MR_FAST) {
+		p = (u64 *)(uintptr_t)(mr->page_list[off >> PAGE_SHIFT] +
+				       (off & ~PAGE_MASK));
+	} else {
 		page = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
 		p = page + (off & ~PAGE_MASK);
 	}
@@ -97,28 +115,6 @@ u64 qpnic_mr_atomic(struct qpnic_mr *mr, u64 iova, enum qpnic_atomic_op op,
 	if (page)
 		kunmap_local(page);
 	return orig;
-}
-
-/*
- * The MR that @key names, with a reference, if it belongs to @pd, allows
- * @access and covers [@iova, @iova + @len); NULL otherwise.
- */
-struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
-				 u32 key, u64 iova, u32 len, int access)
-{
-	struct qpnic_mr *mr = qpnic_mr_get(qdev, key);
-
-	if (!mr)
-		return NULL;
-	if (mr->ibmr.pd != pd || (mr->access & access) != access)
-		goto bad;
-	if (mr->umem && (iova < mr->ibmr.iova || len > mr->ibmr.length ||
-			 iova - mr->ibmr.iova > mr->ibmr.length - len))
-		goto bad;
-	return mr;
-bad:
-	qpnic_mr_put(mr);
-	return NULL;
 }
 
 /*

@@ -49,6 +49,9 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, u32 op, bool user)
 		return type == IB_QPT_RC;
 	case QPNIC_WR_ATOMIC_WRITE:	/* 6.1 has no kernel opcode for it */
 		return user && type == IB_QPT_RC;
+	case IB_WR_REG_MR:		/* the WR names a kernel MR object */
+	case IB_WR_LOCAL_INV:
+		return !user && (type == IB_QPT_RC || type == IB_QPT_UC);
 	default:
 		return false;
 	}
@@ -194,7 +197,7 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	u64 len = 0;
 	int i;
 
-	/* Local invalidation, fast registration and windows are not implemented. */
+	/* Windows are not implemented. */
 	if (!qpnic_opcode_ok(type, wr->opcode, false)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid or not supported on QP type %d\n",
 			  wr->opcode, type);
@@ -204,6 +207,16 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 		ibdev_dbg(&qdev->ibdev, "post_send: send_flags %#x not supported\n",
 			  wr->send_flags);
 		return -EINVAL;
+	}
+	/* local operations carry no payload: their SGE list is not read */
+	if (wr->opcode == IB_WR_LOCAL_INV)
+		return 0;
+	if (wr->opcode == IB_WR_REG_MR) {
+		if (!reg_wr(wr)->mr || reg_wr(wr)->mr->device != &qdev->ibdev) {
+			ibdev_dbg(&qdev->ibdev, "post_send: REG_MR without an MR of this device\n");
+			return -EINVAL;
+		}
+		return 0;
 	}
 	/* The SGE count is bounded before any SGE is read. */
 	if (wr->num_sge < 0 ||
@@ -276,6 +289,15 @@ static void qpnic_build_send_wqe(struct qpnic_qp *qp, const struct ib_send_wr *w
 		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
 		wqe->atomic.swap = atomic_wr(wr)->swap;
 		break;
+	case IB_WR_LOCAL_INV:
+		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		return;
+	case IB_WR_REG_MR:
+		/* key and access are taken when it executes, in SQ order */
+		wqe->reg.mr = to_qmr(reg_wr(wr)->mr);
+		wqe->reg.key = reg_wr(wr)->key;
+		wqe->reg.access = reg_wr(wr)->access;
+		return;
 	default:
 		if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 			wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;

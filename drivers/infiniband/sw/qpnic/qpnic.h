@@ -48,6 +48,7 @@
 #define QPNIC_MAX_MCAST_GRP	8192
 #define QPNIC_MAX_MCAST_QP_ATTACH 56
 #define QPNIC_MAX_RD_ATOMIC	128
+#define QPNIC_MAX_FAST_REG_PAGES 512	/* RDS asks 257, ib_srp up to 512 */
 #define QPNIC_GID_TBL_LEN	128
 /*
  * 1 GiB: at the 256-byte path MTU a message spans 2^22 PSNs, so with the
@@ -211,11 +212,17 @@ struct qpnic_send_wqe {
 			u32 ah_num;
 			u16 pkey_index;
 		} ud;
+		struct {		/* IB_WR_REG_MR: what it registers */
+			struct qpnic_mr *mr;
+			u32 key;
+			int access;
+		} reg;
 	};
 	/* transport state (RC): PSNs of the message, once it started */
 	u32 first_psn;
 	u32 last_psn;
 	bool started;
+	bool local_done;		/* REG_MR, LOCAL_INV: executed */
 	/* not IB_WC_SUCCESS: it completes so in its turn (bad user WQE, bad key) */
 	u8 status;
 	union {
@@ -370,14 +377,46 @@ struct qpnic_ah {
 	u32 ah_num;			/* the number librxe's UD WQEs carry */
 };
 
+enum qpnic_mr_type {
+	QPNIC_MR_DMA,			/* kernel virtual addresses, unbounded */
+	QPNIC_MR_USER,			/* pinned user pages */
+	QPNIC_MR_FAST,			/* fast registration: pages by REG_MR */
+};
+
+enum qpnic_mr_state {
+	QPNIC_MR_FREE,			/* a fast-reg MR not registered: no access */
+	QPNIC_MR_VALID,
+};
+
+/*
+ * What a lookup checks (@key, @access, @iova, @length, @state) is set at
+ * creation, and for a fast-reg MR by REG_MR and the invalidations under
+ * @lock: a lookup that passed counts in @inflight until its put, and an
+ * invalidation (or a registration) waits for those, so no access with an
+ * old key moves a byte once it is done.
+ */
 struct qpnic_mr {
 	struct ib_mr ibmr;
-	refcount_t ref;			/* qpnic_mr_get() lookups, and 1 */
+	refcount_t ref;			/* lookups, and 1 */
 	struct completion released;
-	struct ib_umem *umem;		/* NULL for the DMA MR */
-	struct page **pages;		/* umem's pages, in order */
+	enum qpnic_mr_type type;
 	u32 index;
+	spinlock_t lock;		/* the checked fields, for a fast-reg MR */
+	enum qpnic_mr_state state;
+	u32 key;			/* lkey, and rkey if remote access */
 	int access;
+	u64 iova;
+	u64 length;
+	atomic_t inflight;		/* fast-reg: accesses past the check */
+	struct ib_umem *umem;		/* user MRs */
+	struct page **pages;		/* umem's pages, in order */
+	/* fast-reg: the page list map_mr_sg built; REG_MR takes a snapshot */
+	u64 *page_list;			/* kernel addresses of PAGE_SIZE pages */
+	u32 max_pages;
+	u32 num_pages;
+	u32 map_offset;			/* the first byte's offset in its page */
+	u32 reg_pages;			/* at REG_MR: pages of the registration */
+	u32 reg_offset;
 };
 
 static inline struct qpnic_dev *to_qdev(struct ib_device *ibdev)
@@ -596,10 +635,16 @@ int qpnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* mr.c */
 struct ib_mr *qpnic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *qpnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int qpnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+enum ib_wc_status qpnic_mr_fast_reg(struct qpnic_qp *qp,
+				    const struct qpnic_send_wqe *wqe);
+int qpnic_mr_invalidate(struct qpnic_dev *qdev, struct ib_pd *pd, u32 key);
 struct ib_mr *qpnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct qpnic_mr *qpnic_mr_get(struct qpnic_dev *qdev, u32 key);
 void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c);
 struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 				 u32 key, u64 iova, u32 len, int access);

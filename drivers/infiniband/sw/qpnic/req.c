@@ -88,23 +88,32 @@ void qpnic_req_complete_locked(struct qpnic_qp *qp,
 			       const struct qpnic_send_wqe *wqe,
 			       enum ib_wc_status status, bool *notify)
 {
-	struct ib_wc wc = {
-		.wr_id = wqe->wr_id,
-		.status = status,
-		.opcode = qpnic_wr_to_wc_opcode(wqe->opcode),
-		.byte_len = wqe->length,
-		.qp = &qp->ibqp,
-	};
+	for (;;) {
+		struct ib_wc wc = {
+			.wr_id = wqe->wr_id,
+			.status = status,
+			.opcode = qpnic_wr_to_wc_opcode(wqe->opcode),
+			.byte_len = wqe->length,
+			.qp = &qp->ibqp,
+		};
 
-	if (status != IB_WC_SUCCESS || (wqe->send_flags & IB_SEND_SIGNALED))
-		*notify |= qpnic_cq_push(to_qcq(qp->ibqp.send_cq), &wc, false);
-	if (qpnic_is_rd_atomic(wqe) && wqe->started && qp->req.rd_atomic)
-		qp->req.rd_atomic--;
-	qpnic_queue_consumed(&qp->sq.queue);
-	if (status != IB_WC_SUCCESS)
-		qpnic_qp_error_locked(qp);
-	else
-		qpnic_qp_sq_drained_check(qp);
+		if (status != IB_WC_SUCCESS || (wqe->send_flags & IB_SEND_SIGNALED))
+			*notify |= qpnic_cq_push(to_qcq(qp->ibqp.send_cq), &wc, false);
+		if (qpnic_is_rd_atomic(wqe) && wqe->started && qp->req.rd_atomic)
+			qp->req.rd_atomic--;
+		qpnic_queue_consumed(&qp->sq.queue);
+		if (status != IB_WC_SUCCESS) {
+			qpnic_qp_error_locked(qp);
+			return;
+		}
+		/* local operations executed behind it complete in their turn */
+		if (qp->sq.queue.cons == qpnic_sq_end(qp))
+			break;
+		wqe = qpnic_sq_wqe(qp, qp->sq.queue.cons);
+		if (!wqe->local_done || wqe->status != IB_WC_SUCCESS)
+			break;
+	}
+	qpnic_qp_sq_drained_check(qp);
 }
 
 /*
@@ -185,6 +194,61 @@ static u8 qpnic_send_opcode(const struct qpnic_send_wqe *wqe, bool first,
 		return QPNIC_WRITE_FIRST;
 	return last ? (imm ? QPNIC_WRITE_LAST_IMM : QPNIC_WRITE_LAST) :
 		      QPNIC_WRITE_MIDDLE;
+}
+
+static bool qpnic_is_local_op(const struct qpnic_send_wqe *wqe)
+{
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV;
+}
+
+/*
+ * Execute the WQE at the requester if it is a local operation (REG_MR,
+ * LOCAL_INV) of a connected QP: it sends nothing, and what follows it in
+ * the SQ sees its effect. LOCAL_INV is fenced: it waits until everything
+ * before it completed, so none of that can still use the key. A REG_MR
+ * executes once: one passed again after a rewind is skipped. It completes
+ * now if it is the head, else when the WQEs before it do. Returns 1 when
+ * it moved on, 0 when the WQE is not a local operation to execute (a
+ * failed one completes as marked), -EAGAIN when it must wait. Caller
+ * holds the SQ lock.
+ */
+static int qpnic_req_local(struct qpnic_qp *qp, bool *notify)
+{
+	struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, qp->req.next);
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	bool head = qp->req.next == qp->sq.queue.cons;
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	int err;
+
+	if (!qpnic_is_local_op(wqe) || wqe->status != IB_WC_SUCCESS)
+		return 0;
+	if (!wqe->local_done) {
+		if (wqe->opcode == IB_WR_LOCAL_INV && !head)
+			return -EAGAIN;
+		if (wqe->opcode == IB_WR_REG_MR) {
+			status = qpnic_mr_fast_reg(qp, wqe);
+		} else {
+			err = qpnic_mr_invalidate(qdev, qp->ibqp.pd,
+						  wqe->ex.invalidate_rkey);
+			if (err)
+				status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+							  IB_WC_LOC_QP_OP_ERR;
+		}
+		if (status != IB_WC_SUCCESS) {
+			wqe->status = status;
+			return 0;
+		}
+		/* no PSN of its own: a rewind passes over it */
+		wqe->started = true;
+		wqe->local_done = true;
+		wqe->first_psn = qp->req.psn;
+		wqe->last_psn = (qp->req.psn - 1) & QPNIC_PSN_MASK;
+	}
+	qp->req.next = (qp->req.next + 1) & qp->sq.queue.wrap;
+	qp->req.offset = 0;
+	if (head)
+		qpnic_req_complete_locked(qp, wqe, IB_WC_SUCCESS, notify);
+	return 1;
 }
 
 /*
@@ -442,9 +506,14 @@ static bool qpnic_req_run(struct qpnic_qp *qp)
 				spin_unlock_irqrestore(&qp->sq.lock, flags);
 				return true;
 			}
-			claimed = ud ? qpnic_req_claim_ud(qp, &p, &notify) :
-				       qpnic_req_claim_rc(qp, &p, &notify);
-			if (claimed)
+			int local = ud ? 0 : qpnic_req_local(qp, &notify);
+
+			if (local > 0)
+				claimed = true;	/* nothing to send: go on */
+			else if (!local)
+				claimed = ud ? qpnic_req_claim_ud(qp, &p, &notify) :
+					       qpnic_req_claim_rc(qp, &p, &notify);
+			if (claimed && !local)
 				skb = qpnic_req_build(qp, &p, &notify);
 		}
 		spin_unlock_irqrestore(&qp->sq.lock, flags);

@@ -259,6 +259,27 @@ static void qpnic_resp_complete(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 	qp->resp.wqe_valid = false;
 }
 
+/* A SEND with invalidate completes: it names the key it invalidated. */
+static void qpnic_resp_complete_inv(struct qpnic_qp *qp,
+				    struct qpnic_resp_out *out, u32 byte_len,
+				    u32 rkey, bool solicited)
+{
+	struct ib_wc wc = {
+		.wr_id = qp->resp.wqe->wr_id,
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = 1,
+		.wc_flags = IB_WC_WITH_INVALIDATE,
+		.ex.invalidate_rkey = rkey,
+	};
+
+	out->notify |= qpnic_cq_push(to_qcq(qp->ibqp.recv_cq), &wc, solicited);
+	qp->resp.wqe_valid = false;
+}
+
 /* The responder's QP must stop: ERR, with the flush deferred. */
 static void qpnic_resp_error(struct qpnic_qp *qp)
 {
@@ -358,16 +379,25 @@ static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
 	qp->resp.offset += pkt->paylen;
 	qp->resp.in_send = !last;
 	if (pkt->flags & QPNIC_OP_IETH) {
+		u32 rkey = get_unaligned_be32(skb->data +
+					      qpnic_hdr_offset(pkt->opcode, QPNIC_OP_IETH));
+
 		/*
-		 * Only a fast-registered MR or a type 2 window can be
-		 * invalidated remotely, and qpnic has neither yet: the R_Key
-		 * is invalid for it (IBTA class J).
+		 * Only a fast-reg MR of the QP's PD can be invalidated
+		 * remotely (IBTA 9.4.3.1.3); it is FREE before the receive
+		 * completes, so the ULP may register it again at once. Any
+		 * other key is an invalid request (class J).
 		 */
-		qpnic_resp_complete(qp, out, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
-				    0, NULL, false);
-		qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
-		qpnic_resp_error(qp);
-		return false;
+		if (qpnic_mr_invalidate(qdev, qp->ibqp.pd, rkey)) {
+			qpnic_resp_complete(qp, out, IB_WC_REM_INV_REQ_ERR,
+					    IB_WC_RECV, 0, NULL, false);
+			qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
+			qpnic_resp_error(qp);
+			return false;
+		}
+		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+		qpnic_resp_complete_inv(qp, out, qp->resp.offset, rkey, pkt->se);
+		return true;
 	}
 	if (last) {
 		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
