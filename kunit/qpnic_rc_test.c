@@ -872,6 +872,42 @@ static void qpnic_rc_read_implied_nak(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/*
+ * A READ answered from the READ work, then WRITEs behind it: their ACK
+ * must not overtake the READ's responses (it would say they were lost,
+ * and the requester would ask again). Nothing is resent on a clean wire.
+ */
+static void qpnic_rc_read_then_write_in_order(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7 };
+	u8 *src = kunit_kzalloc(test, 2 * 65536, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 2 * 65536, GFP_KERNEL);
+	u64 resent = qpnic_test_counter(test, rc.ibdev, "tx_retransmits");
+	struct rc_pair p;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_fill(src, 2 * 65536, 9);
+	rc_pair_init(test, &p, &o);
+	for (i = 0; i < 4; i++) {
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, dst, 65536, src,
+					      rc.pd->unsafe_global_rkey, 10 + i), 0);
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src + 65536, 64,
+					      dst + 65536 + 64 * i,
+					      rc.pd->unsafe_global_rkey, 20 + i), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 10 + i, &wc);
+		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 20 + i, &wc);
+	}
+	KUNIT_EXPECT_TRUE(test, !memcmp(dst, src, 65536));
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "tx_retransmits"),
+			resent);
+	rc_pair_destroy(&p);
+}
+
 static int qpnic_rc_suite_init(struct kunit_suite *suite)
 {
 	int err;
@@ -934,6 +970,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_sq_drained),
 	KUNIT_CASE(qpnic_rc_cq_overrun_errors_qps),
 	KUNIT_CASE(qpnic_rc_read_implied_nak),
+	KUNIT_CASE(qpnic_rc_read_then_write_in_order),
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	{}
 };

@@ -355,6 +355,14 @@ struct qpnic_qp {
 		bool in_send;		/* inside a multi-packet SEND */
 		bool in_write;		/* inside a multi-packet WRITE */
 		bool nak_sent;		/* PSN sequence NAK sent for @psn */
+		/*
+		 * An ACK for requests behind a READ still being answered
+		 * waits for the READ's last response (responses go out in
+		 * PSN order): the READ work sends it then.
+		 */
+		bool ack_deferred;
+		u32 deferred_psn;
+		u32 deferred_msn;
 		u32 psn;		/* expected PSN */
 		u32 msn;		/* messages completed */
 		u32 offset;		/* bytes of the message placed */

@@ -660,7 +660,8 @@ struct qpnic_read_pkt {
  * Claim the next READ response due: the oldest resource's, so READs are
  * answered in order. Its MR is looked up (and held) for each packet: one
  * deregistered meanwhile ends the READ, which the requester then asks
- * for again and is refused. False when nothing is due.
+ * for again and is refused. Once no READ is left, an ACK that waited for
+ * them is due. False when nothing is due.
  */
 static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 {
@@ -679,8 +680,22 @@ next_res:
 		if (res->type != QPNIC_RES_READ || !res->sending)
 			res = NULL;
 	}
-	if (!res)
+	if (!res) {
+		if (qp->resp.ack_deferred) {
+			/* the READs before it are answered: now the ACK */
+			memset(rp, 0, sizeof(*rp));
+			rp->av = qp->av;
+			rp->f.opcode = QPNIC_ACKNOWLEDGE;
+			rp->f.pkey = IB_DEFAULT_PKEY_FULL;
+			rp->f.dqpn = qp->attr.dest_qp_num;
+			rp->f.psn = qp->resp.deferred_psn;
+			rp->f.aeth.syndrome = QPNIC_AETH_ACK_CREDITS;
+			rp->f.aeth.msn = qp->resp.deferred_msn;
+			qp->resp.ack_deferred = false;
+			claimed = true;
+		}
 		goto out;
+	}
 	npkts = qpnic_packets(res->len, res->mtu);
 	off = res->next * res->mtu;
 	memset(rp, 0, sizeof(*rp));
@@ -922,6 +937,31 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 		       (qp->resp.psn - 1) & QPNIC_PSN_MASK);
 }
 
+/*
+ * Responses leave in PSN order (IBTA 9.7.5.1): an ACK for requests behind
+ * a READ the READ work is still answering would tell the requester that
+ * the READ's responses were lost. It waits for them instead; a later one
+ * replaces it (an ACK covers every PSN before its own). Caller holds
+ * resp_lock.
+ */
+static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
+{
+	u32 i;
+
+	if (!out->ack || out->atomic || out->syndrome != QPNIC_AETH_ACK_CREDITS)
+		return;
+	for (i = 0; i < qp->resp.num_res; i++) {
+		if (qp->resp.res[i].type == QPNIC_RES_READ &&
+		    qp->resp.res[i].sending) {
+			qp->resp.ack_deferred = true;
+			qp->resp.deferred_psn = out->psn;
+			qp->resp.deferred_msn = out->msn;
+			out->ack = false;
+			return;
+		}
+	}
+}
+
 static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 				 const struct qpnic_pkt *pkt)
 {
@@ -996,6 +1036,7 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 			qpnic_resp_ack(qp, &out, QPNIC_AETH_ACK_CREDITS, pkt->psn);
 	}
 unlock:
+	qpnic_resp_defer_ack(qp, &out);
 	spin_unlock_irqrestore(&qp->resp_lock, flags);
 	if (out.notify)
 		qpnic_cq_notify(to_qcq(qp->ibqp.recv_cq));
