@@ -153,6 +153,58 @@ static int rdma_status(enum ibv_wr_opcode op, struct ibv_mr *local,
 	return status;
 }
 
+/*
+ * Work requests the kernel alone may post: REG_MR names a kernel MR object
+ * (librxe's WQE would carry a user pointer there) and LOCAL_INV needs a
+ * window, which qpnic does not offer. librxe passes the opcodes through
+ * to the ring; the kernel completes each one LOC_QP_OP_ERR and sends
+ * nothing: the target is untouched.
+ */
+static void test_kernel_only_opcodes(void)
+{
+	static const struct { const char *name; unsigned int op; } cases[] = {
+		{ "REG_MR (kernel opcode 0x20) from a user ring completes LOC_QP_OP_ERR", 0x20 },
+		{ "LOCAL_INV from a user ring (no windows) completes LOC_QP_OP_ERR",
+		  IBV_WR_LOCAL_INV },
+	};
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	uint8_t *target = aligned_alloc(4096, BUF_LEN);
+	struct ibv_mr *tmr = target ? ibv_reg_mr(pd, target, BUF_LEN, access) : NULL;
+	unsigned int i;
+
+	if (!tmr) {
+		result(false, "register a target MR", "errno %d", errno);
+		free(target);
+		return;
+	}
+	memset(target, FILL_TARGET, BUF_LEN);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibv_send_wr wr = {
+			.wr_id = 7, .opcode = (enum ibv_wr_opcode)cases[i].op,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+		struct ibv_qp *qp[2];
+		int err, status = -1;
+
+		if (!rc_pair(qp, access)) {
+			result(false, cases[i].name, "RC pair: errno %d", errno);
+			continue;
+		}
+		/* what a REG_MR would register: the target, by its key */
+		wr.invalidate_rkey = tmr->rkey;
+		err = ibv_post_send(qp[0], &wr, &bad);
+		if (!err)
+			status = wait_status(7);
+		result(!err && status == IBV_WC_LOC_QP_OP_ERR &&
+		       changed(target, 0, BUF_LEN, FILL_TARGET) < 0, cases[i].name,
+		       "post %d, status %d (want %d)", err, status, IBV_WC_LOC_QP_OP_ERR);
+		ibv_destroy_qp(qp[0]);
+		ibv_destroy_qp(qp[1]);
+	}
+	ibv_dereg_mr(tmr);
+	free(target);
+}
+
 static void test_rdma_bounds(void)
 {
 	static const struct {
@@ -396,6 +448,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_rdma_bounds();
+	test_kernel_only_opcodes();
 	test_atomic_no_access();
 	test_ud_foreign_ah();
 	ibv_destroy_cq(cq);
