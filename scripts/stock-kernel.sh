@@ -23,7 +23,8 @@ apt-get download "linux-image-$kver" >download.log 2>&1 ||
 dpkg-deb -x linux-image-"${kver}"_*.deb full
 depmod -b full "$kver"
 mods=(ib_core ib_uverbs rdma_ucm rdma_cm ib_umad rdma_rxe veth virtio_net virtio_pci
-      sch_netem 8021q udp_tunnel ip6_udp_tunnel crc32_generic crc32_pclmul)
+      sch_netem 8021q udp_tunnel ip6_udp_tunnel crc32_generic crc32_pclmul
+      nvme-rdma nvmet-rdma rpcrdma nfsd nfsv4)
 for m in "${mods[@]}"; do
 	modprobe -d full -S "$kver" --show-depends "$m" ||
 		die "module $m missing from linux-image-$kver"

@@ -225,4 +225,6 @@ if [ "${want_compare:-0}" = 1 ]; then
 	teardown_veth
 fi
 rmmod rdma_rxe
+# Kernel ULPs over qpnic0 (NVMe-oF), plain and with force_mr=1.
+bash /opt/qpnic/guest/ulp.sh
 exit 0

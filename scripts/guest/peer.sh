@@ -8,6 +8,7 @@
 # in both directions.
 . /opt/qpnic/guest/lib.sh
 role=$1
+. /opt/qpnic/guest/nvme.sh
 # (built in on the test kernel, modules on the stock one)
 modprobe virtio_pci 2>/dev/null
 modprobe virtio_net 2>/dev/null
@@ -146,6 +147,58 @@ traffic_set() {
 	traffic "ib_send_bw 200 x 4 KiB" 18606 ib_send_bw -s 4096 -n 200
 	traffic "ib_atomic_bw 200 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 200
 	ulp_pair
+	nvme_pair
+}
+nvme_pair_data() {
+	local dev
+	dev=$(nvme_dev)
+	dd if=/dev/urandom of=/tmp/nvme-pat bs=1M count=16 status=none &&
+		dd if=/tmp/nvme-pat of="/dev/$dev" bs=1M oflag=direct status=none &&
+		dd if="/dev/$dev" of=/tmp/nvme-back bs=1M count=16 iflag=direct status=none &&
+		cmp /tmp/nvme-pat /tmp/nvme-back
+}
+# NVMe-oF across the link: A's nvmet serves a file namespace, B's
+# nvme-rdma host writes 16 MiB and reads it back, then a fio verify. The
+# host registers each I/O (REG_MR) and the target answers with SEND with
+# invalidate: between qpnic and rdma_rxe both ways, each end invalidates
+# what the other names. B tells A over UDP when it is done.
+nvme_pair() {
+	local ok=1
+	if [ "$role" = a ]; then
+		modprobe nvmet-rdma && nvme_target_up 10.1.0.1 && ok=0
+		check "peer a ($phase): NVMe-oF target on 10.1.0.1:4420" test $ok = 0
+		python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.0.1", 18660))
+s.settimeout(300)
+try:
+    while s.recv(64) != b"nvme-done":
+        pass
+except socket.timeout:
+    pass
+PY
+		nvme_target_down
+		modprobe -r nvmet-rdma
+		return
+	fi
+	modprobe nvme-rdma
+	for _ in $(seq 60); do
+		nvme_connect 10.1.0.1 2>/dev/null && { ok=0; break; }
+		sleep 1
+	done
+	check "peer b ($phase): NVMe-oF host connects to 10.1.0.1:4420" test $ok = 0
+	check "peer b ($phase): NVMe-oF 16 MiB written and read back equal" nvme_pair_data
+	check "peer b ($phase): NVMe-oF fio randwrite 4 jobs depth 32, verify=crc32c" nvme_fio
+	check "peer b ($phase): NVMe-oF disconnect" nvme_disconnect
+	check "peer b ($phase): no remote invalidation complaint, no I/O timeout" bash -c \
+		"! dmesg | grep -E 'Bogus remote invalidation|I/O [0-9]+ QID [0-9]+ timeout'"
+	modprobe -r nvme-rdma
+	python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(5):
+    s.sendto(b"nvme-done", ("10.1.0.1", 18660)); time.sleep(0.2)'
+	rm -f /tmp/nvme-pat /tmp/nvme-back
 }
 # A kernel ULP (tests/kmod/qpnic_ulppeer.c) on whichever device rdma_cm
 # finds: A serves, B connects, SENDs, WRITEs and READs; both check every

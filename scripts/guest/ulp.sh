@@ -1,0 +1,205 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Kernel ULPs over qpnic0 alone, target and host on its own IP (10.0.0.1):
+# NVMe over Fabrics (nvmet-rdma + nvme-rdma) and NFSv4.2 over RDMA (nfsd's
+# svcrdma + xprtrdma), with the data checked end to end; afterwards the
+# ULP modules unload and the device holds what it held before. Then all again with ib_core's force_mr=1 (a load parameter:
+# every RDMA module goes first), which makes the targets register through
+# REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone.
+. /opt/qpnic/guest/lib.sh
+. /opt/qpnic/guest/nvme.sh
+PAT=/tmp/ulp-pat
+
+# `rdma res show` counts of qpnic0 (pd cq qp cm_id mr ...), with the CQs
+# counted that something uses: the core's CQ pool keeps idle CQs
+# (users 0) for the next ULP until the device goes.
+res_counts() {
+	rdma res show | sed -n 's/^[0-9]*: qpnic0: \(.*\)$/\1/p' | sed 's/cq [0-9]* //'
+	echo "cq in use $(rdma res show cq | grep -c '^dev qpnic0 .* users [1-9]')"
+}
+
+# No driver or ULP complaint in the kernel log since the phase began.
+log_clean() {
+	! dmesg | sed -n "/qpnic-ulp-begin $mode/,\$p" |
+		grep -E "Bogus remote invalidation|MEMREG|LOCAL_INV|REG_MR|failed.*rdma|nvme.*error|I/O error"
+}
+
+have_modules() {
+	local m
+	for m in "$@"; do
+		modinfo "$m" >/dev/null 2>&1 || return 1
+	done
+}
+
+# 16 MiB written in 1 MiB direct I/Os (FRWR MRs of 256 pages), read
+# back, compared with the pattern and with the target's file.
+nvme_data() {
+	local dev
+	dev=$(nvme_dev)
+	dd if=$PAT of="/dev/$dev" bs=1M count=16 oflag=direct status=none &&
+		dd if="/dev/$dev" of=/tmp/ulp-back bs=1M count=16 iflag=direct status=none &&
+		cmp $PAT /tmp/ulp-back && cmp -n 16777216 $PAT /tmp/ns0.img
+}
+
+# What qpnic0's QPs and counters say, for a log that shows a stall.
+dump_state() {
+	echo "== qpnic0 state: $1"
+	rdma -dd res show qp link qpnic0/1
+	grep . /sys/class/infiniband/qpnic0/ports/1/hw_counters/* | sed 's|.*/||'
+}
+
+phase_nvme() {
+	local before after
+	if ! have_modules nvme-rdma nvmet-rdma; then
+		result FAIL "$t NVMe-oF" "nvme-rdma or nvmet-rdma missing from this kernel"
+		return
+	fi
+	before=$(res_counts)
+	check "$t load nvmet-rdma and nvme-rdma" bash -c "modprobe nvmet-rdma && modprobe nvme-rdma"
+	check "$t nvmet target on 10.0.0.1:4420 (file namespace)" nvme_target_up 10.0.0.1
+	check "$t nvme-rdma host connects" nvme_connect 10.0.0.1
+	check "$t NVMe-oF: 16 MiB written and read back equal (host and target file)" nvme_data
+	if command -v fio >/dev/null; then
+		(sleep 20; dump_state "fio still running after 20 s") &
+		watcher=$!
+		check "$t NVMe-oF: fio randwrite 4 jobs depth 32, verify=crc32c" nvme_fio
+		kill $watcher 2>/dev/null
+	else
+		result FAIL "$t NVMe-oF: fio" "fio is not installed in the guest"
+	fi
+	# a reset of the controller in the middle of I/O, then the data again
+	local dev ctrl
+	dev=$(nvme_dev)
+	ctrl=$(nvme_ctrl)
+	dd if="/dev/$dev" of=/dev/null bs=64k count=2000 iflag=direct status=none &
+	sleep 0.5
+	check "$t NVMe-oF: controller reset during I/O" \
+		bash -c "echo 1 >/sys/class/nvme/$ctrl/reset_controller"
+	wait
+	check "$t NVMe-oF: the controller is live again" bash -c \
+		"for i in \$(seq 100); do grep -q live /sys/class/nvme/$ctrl/state && exit 0; sleep 0.1; done; exit 1"
+	check "$t NVMe-oF: data again after the reset" nvme_data
+	# a disconnect and a reconnect
+	check "$t NVMe-oF: disconnect" nvme_disconnect
+	check "$t NVMe-oF: reconnect" nvme_connect 10.0.0.1
+	check "$t NVMe-oF: data after the reconnect" nvme_data
+	check "$t NVMe-oF: disconnect again" nvme_disconnect
+	nvme_target_down
+	check "$t nvme-rdma and nvmet-rdma unload" bash -c \
+		"modprobe -r nvme-rdma && modprobe -r nvmet-rdma"
+	after=$(res_counts)
+	# (QP1's CQ is always there: a count of 0 would mean the format moved)
+	check "$t qpnic0 holds what it held before NVMe-oF (rdma res: $before / $after)" \
+		bash -c "test '$before' = '$after' && echo '$before' | grep -q 'cq in use [1-9]'"
+}
+
+nfs_mount() {
+	mount -t nfs4 -o vers=4.2,proto=rdma,port=20049 10.0.0.1:/ /mnt/nfs &&
+		grep -q 'proto=rdma' /proc/mounts
+}
+
+# Files of several sizes through the mount, compared by sha256 on the
+# server's side and, after a remount (no client cache), on the client's.
+nfs_files() {
+	local f
+	for f in 1 4096 131072 1048577 16777216; do
+		head -c $f $PAT >/mnt/nfs/f$f || return 1
+	done
+	sync
+	for f in 1 4096 131072 1048577 16777216; do
+		test "$(head -c $f $PAT | sha256sum)" = "$(sha256sum </srv/nfs/f$f)" || return 1
+	done
+	umount /mnt/nfs && nfs_mount || return 1
+	for f in 1 4096 131072 1048577 16777216; do
+		test "$(head -c $f $PAT | sha256sum)" = "$(sha256sum </mnt/nfs/f$f)" || return 1
+	done
+}
+
+nfs_fio() {
+	fio --thread --name=nfsverify --filename=/mnt/nfs/fio.dat --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs=4k-1m --size=16M --iodepth=8 --verify=crc32c \
+		--verify_fatal=1 --output=/tmp/fio-nfs.out && grep -q 'err= 0' /tmp/fio-nfs.out
+}
+
+nfs_server_up() {
+	local d=/proc/fs/nfsd
+	mkdir -p /srv/nfs /mnt/nfs /var/lib/nfs/v4recovery
+	mount -t tmpfs tmpfs /srv/nfs || { echo "tmpfs on /srv/nfs"; return 1; }
+	mountpoint -q $d || mount -t nfsd nfsd $d || { echo "mount nfsd"; return 1; }
+	echo '/srv/nfs 10.0.0.0/24(rw,no_root_squash,insecure,fsid=0,sync,no_subtree_check)' \
+		>/etc/exports
+	rpcbind </dev/null >/dev/null 2>&1 || { echo "rpcbind"; return 1; }
+	exportfs -ra || { echo "exportfs"; return 1; }
+	rpc.mountd </dev/null >/dev/null 2>&1 || { echo "rpc.mountd"; return 1; }
+	# rpc.nfsd insists on TCP for NFSv4; the kernel does not: an RDMA
+	# listener alone, and a short grace period (opens wait it out)
+	echo "-3 +4 +4.1 +4.2" >$d/versions || { echo "versions: $(cat $d/versions)"; return 1; }
+	echo 10 >$d/nfsv4gracetime && echo 10 >$d/nfsv4leasetime ||
+		{ echo "grace and lease times"; return 1; }
+	echo "rdma 20049" >$d/portlist || { echo "portlist"; return 1; }
+	echo 4 >$d/threads || { echo "threads"; return 1; }
+	# (one listener per address family, each of them RDMA)
+	grep -q '^rdma 20049$' $d/portlist && ! grep -qv '^rdma 20049$' $d/portlist ||
+		{ echo "portlist: $(cat $d/portlist)"; return 1; }
+}
+
+nfs_server_down() {
+	echo 0 >/proc/fs/nfsd/threads
+	exportfs -ua
+	pkill rpc.mountd
+	pkill rpcbind
+	umount /srv/nfs
+	umount /proc/fs/nfsd
+}
+
+phase_nfs() {
+	local before after
+	if ! have_modules rpcrdma nfsd nfsv4 || ! command -v rpc.nfsd >/dev/null; then
+		result FAIL "$t NFS/RDMA" "rpcrdma, nfsd, nfsv4 or nfs-kernel-server missing"
+		return
+	fi
+	before=$(res_counts)
+	check "$t load rpcrdma, nfsd and nfsv4" bash -c "modprobe rpcrdma && modprobe nfsd && modprobe nfsv4"
+	check "$t nfsd with an RDMA listener only (10.0.0.1:20049)" nfs_server_up
+	check "$t NFSv4.2 mount with proto=rdma" nfs_mount
+	check "$t NFS/RDMA: files of 1 B to 16 MiB equal by sha256 on both sides" nfs_files
+	check "$t NFS/RDMA: fio O_DIRECT randwrite 4 KiB..1 MiB, verify=crc32c" nfs_fio
+	check "$t NFS/RDMA: unmount" umount /mnt/nfs
+	nfs_server_down
+	check "$t rpcrdma unloads" modprobe -r nfsv4 rpcrdma
+	after=$(res_counts)
+	check "$t qpnic0 holds what it held before NFS (rdma res: $before / $after)" \
+		test "$before" = "$after"
+}
+
+rdma_unload() {
+	local m
+	for m in rdma_ucm ib_uverbs ib_umad rdma_cm iw_cm ib_cm ib_core; do
+		if grep -q "^$m " /proc/modules; then
+			rmmod $m || return 1
+		fi
+	done
+	! grep -q "^ib_core " /proc/modules
+}
+
+run_mode() {
+	mode=$1
+	t="ulp ($mode):"
+	echo "qpnic-ulp-begin $mode" >/dev/kmsg
+	setup_veth
+	check "$t load qpnic, qpnic0 on veth0" qpnic_up qpnic0 veth0
+	# every error path of qpnic says why in the kernel log
+	echo 'module qpnic +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
+	phase_nvme
+	phase_nfs
+	qpnic_down qpnic0
+	teardown_veth
+	check "$t no ULP or driver complaint in the kernel log" log_clean
+}
+
+head -c 16M /dev/urandom >$PAT
+run_mode plain
+check "ulp: every RDMA module unloads" rdma_unload
+check "ulp: ib_core loads with force_mr=1" modprobe ib_core force_mr=1
+run_mode force_mr
+rm -f $PAT /tmp/ulp-back
