@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Kernel ULPs over qpnic0 alone, target and host on its own IP (10.0.0.1):
-# NVMe over Fabrics (nvmet-rdma + nvme-rdma) and NFSv4.2 over RDMA (nfsd's
-# svcrdma + xprtrdma), with the data checked end to end; afterwards the
+# NVMe over Fabrics (nvmet-rdma + nvme-rdma), NFSv4.2 over RDMA (nfsd's
+# svcrdma + xprtrdma) and SRP (ib_srpt + ib_srp), with the data checked
+# end to end; afterwards the
 # ULP modules unload and the device holds what it held before. Then all again with ib_core's force_mr=1 (a load parameter:
 # every RDMA module goes first), which makes the targets register through
 # REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone.
@@ -182,6 +183,122 @@ rdma_unload() {
 	! grep -q "^ib_core " /proc/modules
 }
 
+SRPT=/sys/kernel/config/target
+
+# ib_srpt on a 64 MiB file LUN, listening for rdma_cm on port 5555, with
+# an ACL for the initiator's address. Its port is named by qpnic0's GUID.
+srp_target_up() {
+	local gid tp
+	gid=$(cat /sys/class/infiniband/qpnic0/ports/1/gids/0)
+	tp=${gid#fe80:0000:0000:0000:}
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	truncate -s 64M /tmp/srp0.img
+	mkdir -p $SRPT/core/fileio_0/d0 || { echo "fileio backstore"; return 1; }
+	echo "fd_dev_name=/tmp/srp0.img,fd_dev_size=67108864,fd_buffered_io=1" \
+		>$SRPT/core/fileio_0/d0/control || { echo "fileio control"; return 1; }
+	echo 1 >$SRPT/core/fileio_0/d0/enable || { echo "fileio enable"; return 1; }
+	mkdir -p $SRPT/srpt && echo 5555 >$SRPT/srpt/discovery_auth/rdma_cm_port ||
+		{ echo "srpt rdma_cm_port"; return 1; }
+	mkdir -p "$SRPT/srpt/$tp/$tp/lun/lun_0" &&
+		ln -s $SRPT/core/fileio_0/d0 "$SRPT/srpt/$tp/$tp/lun/lun_0/" ||
+		{ echo "srpt port $tp: lun"; return 1; }
+	mkdir -p "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0" &&
+		ln -s "$SRPT/srpt/$tp/$tp/lun/lun_0" "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0/" ||
+		{ echo "srpt acl"; return 1; }
+	echo 1 >"$SRPT/srpt/$tp/$tp/enable" || { echo "srpt enable"; return 1; }
+}
+
+srp_target_down() {
+	local gid tp
+	gid=$(cat /sys/class/infiniband/qpnic0/ports/1/gids/0)
+	tp=${gid#fe80:0000:0000:0000:}
+	echo 0 >"$SRPT/srpt/$tp/$tp/enable"
+	rm -f "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0/lun_0"
+	rmdir "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0" "$SRPT/srpt/$tp/$tp/acls/10.0.0.1"
+	rm -f "$SRPT/srpt/$tp/$tp/lun/lun_0/d0"
+	rmdir "$SRPT/srpt/$tp/$tp/lun/lun_0" "$SRPT/srpt/$tp/$tp" "$SRPT/srpt/$tp" $SRPT/srpt
+	rmdir $SRPT/core/fileio_0/d0 $SRPT/core/fileio_0
+	rm -f /tmp/srp0.img
+}
+
+# The SCSI disk of the ib_srp host, if it logged in.
+srp_dev() {
+	local h b
+	for h in /sys/class/scsi_host/host*; do
+		[ "$(cat "$h/proc_name" 2>/dev/null)" = ib_srp ] || continue
+		for b in "$h"/device/target*/*/block/*; do
+			[ -e "$b" ] && { echo "${b##*/}"; return; }
+		done
+	done
+}
+
+srp_login() {
+	local g
+	g=$(cat /sys/module/ib_srpt/parameters/srpt_service_guid)
+	echo "id_ext=$g,ioc_guid=$g,dest=10.0.0.1:5555" \
+		>/sys/class/infiniband_srp/srp-qpnic0-1/add_target || return 1
+	for _ in $(seq 100); do
+		[ -n "$(srp_dev)" ] && [ -b "/dev/$(srp_dev)" ] && return 0
+		sleep 0.1
+	done
+	echo "no SCSI disk appeared"
+	return 1
+}
+
+srp_logout() {
+	local p
+	for p in /sys/class/srp_remote_ports/*; do
+		[ -e "$p/delete" ] && echo 1 >"$p/delete"
+	done
+	for _ in $(seq 100); do
+		[ -z "$(srp_dev)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+srp_data() {
+	local dev
+	dev=$(srp_dev)
+	dd if=$PAT of="/dev/$dev" bs=1M count=16 oflag=direct status=none &&
+		dd if="/dev/$dev" of=/tmp/ulp-back bs=1M count=16 iflag=direct status=none &&
+		cmp $PAT /tmp/ulp-back && sync && cmp -n 16777216 $PAT /tmp/srp0.img
+}
+
+# SRP: ib_srpt and the ib_srp initiator over rdma_cm, first registering
+# through FRWR (its default now that qpnic claims it: partial maps with
+# sg_offset, several MRs per command), then with never_register=1 (the
+# PD's global rkey).
+phase_srp() {
+	local before after m
+	if ! have_modules ib_srp ib_srpt target_core_file; then
+		# (the debug test kernel is built without the SCSI target core)
+		result SKIP "$t SRP" "ib_srp, ib_srpt or target_core_file not in this kernel"
+		return
+	fi
+	before=$(res_counts)
+	# (no udev in the guest: the disk driver is loaded by hand)
+	check "$t load ib_srpt, target_core_file and sd_mod" bash -c \
+		"modprobe target_core_file && modprobe ib_srpt && modprobe sd_mod"
+	check "$t ib_srpt LUN on a file, rdma_cm port 5555" srp_target_up
+	for m in fr never_register; do
+		if [ $m = fr ]; then
+			modprobe ib_srp
+		else
+			modprobe ib_srp never_register=1
+		fi
+		check "$t SRP ($m): ib_srp logs in over rdma_cm" srp_login
+		check "$t SRP ($m): 16 MiB written and read back equal (host and target file)" srp_data
+		check "$t SRP ($m): log out" srp_logout
+		rmmod ib_srp
+	done
+	srp_target_down
+	check "$t ib_srpt unloads" bash -c "rmmod ib_srpt && modprobe -r target_core_file"
+	after=$(res_counts)
+	check "$t qpnic0 holds what it held before SRP (rdma res: $before / $after)" \
+		test "$before" = "$after"
+}
+
 run_mode() {
 	mode=$1
 	t="ulp ($mode):"
@@ -192,6 +309,7 @@ run_mode() {
 	echo 'module qpnic +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
 	phase_nvme
 	phase_nfs
+	phase_srp
 	qpnic_down qpnic0
 	teardown_veth
 	check "$t no ULP or driver complaint in the kernel log" log_clean
