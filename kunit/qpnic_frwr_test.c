@@ -43,37 +43,12 @@ struct fr_mr {
 
 static void fr_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn)
 {
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
+	const struct qpnic_test_rc_path path = {
+		.dgid = &fr.gid, .psn = 100, .rd_atomic = 4, .timeout = 12,
+		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
 	};
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-					   IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &fr.gid, 0, 0, 64, 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV |
-					   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-					   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
-					   IB_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.sq_psn = 100;
-	a.timeout = 12;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
-					   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-					   IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(qp, dqpn, &path), 0);
 }
 
 static struct ib_qp *fr_qp(struct kunit *test, struct ib_cq *cq)
@@ -230,6 +205,19 @@ static u32 fr_next_key(struct ib_mr *mr)
 	return mr->rkey;
 }
 
+/* A fresh key for @mr, registered on B with FR_ACCESS (signaled, checked). */
+static u32 fr_register(struct kunit *test, struct fr_pair *p, struct ib_mr *mr,
+		       u64 wr_id)
+{
+	u32 key = fr_next_key(mr);
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, fr_post_reg(p->b, mr, key, FR_ACCESS,
+					  IB_SEND_SIGNALED, wr_id), 0);
+	fr_expect(test, p->cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, wr_id, &wc);
+	return key;
+}
+
 /*
  * What the device claims, and alloc_mr's limits: 257 pages (RDS) and the
  * 512 reported fit, 513 and a type it does not offer are EINVAL; windows
@@ -330,10 +318,7 @@ static void qpnic_frwr_reg_write_read(struct kunit *test)
 	fr_mr_init(test, &m, fr.pd, 200);
 	m.mr->iova = (0xfeedbeefULL << 32) | (m.mr->iova & 0xffffffff);
 	iova = m.mr->iova;
-	key = fr_next_key(m.mr);
-	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS,
-					  IB_SEND_SIGNALED, 1), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 1, &wc);
+	key = fr_register(test, &p, m.mr, 1);
 	/* 3000 bytes from 1000 into the MR: across two page boundaries */
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 3000,
 					   iova + 1000, key, 2), 0);
@@ -364,10 +349,7 @@ static void qpnic_frwr_reg_write_read(struct kunit *test)
 	fr_pair_init(test, &p);
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_zbva(m.mr, m.sg, FR_PAGES, NULL,
 						PAGE_SIZE), FR_PAGES);
-	key = fr_next_key(m.mr);
-	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS,
-					  IB_SEND_SIGNALED, 7), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 7, &wc);
+	key = fr_register(test, &p, m.mr, 7);
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 100,
 					   5000, key, 8), 0);
 	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 8, &wc);
@@ -414,10 +396,7 @@ static void qpnic_frwr_reg_errors(struct kunit *test)
 	fr_mr_init(test, &m, fr.pd, 0);
 	fr_mr_init(test, &other, fr.pd2, 0);
 	fr_pair_init(test, &p);
-	key = fr_next_key(m.mr);
-	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS,
-					  IB_SEND_SIGNALED, 1), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 1, &wc);
+	key = fr_register(test, &p, m.mr, 1);
 	fr_pair_destroy(&p);
 
 	fr_reg_fails(test, m.mr, key + 1, FR_ACCESS, IB_WC_LOC_QP_OP_ERR);
@@ -456,10 +435,7 @@ static void qpnic_frwr_reg_errors(struct kunit *test)
 
 	/* and after all that, a correct registration works */
 	fr_pair_init(test, &p);
-	key = fr_next_key(m.mr);
-	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS,
-					  IB_SEND_SIGNALED, 7), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 7, &wc);
+	key = fr_register(test, &p, m.mr, 7);
 	fr_pair_destroy(&p);
 	fr_mr_destroy(&other);
 	fr_mr_destroy(&m);
@@ -502,10 +478,7 @@ static void qpnic_frwr_remote_inv(struct kunit *test)
 	fr_pair_destroy(&p);
 
 	fr_pair_init(test, &p);
-	key = fr_next_key(m.mr);
-	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS,
-					  IB_SEND_SIGNALED, 5), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 5, &wc);
+	key = fr_register(test, &p, m.mr, 5);
 	fr_pair_destroy(&p);
 	fr_mr_destroy(&m);
 }
@@ -543,10 +516,7 @@ static void qpnic_frwr_remote_inv_refused(struct kunit *test)
 	fr_mr_init(test, &m, fr.pd, 0);
 	fr_mr_init(test, &other, fr.pd2, 0);
 	fr_pair_init(test, &p);
-	key = fr_next_key(m.mr);
-	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS,
-					  IB_SEND_SIGNALED, 1), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 1, &wc);
+	key = fr_register(test, &p, m.mr, 1);
 	fr_pair_destroy(&p);
 
 	fr_remote_inv_fails(test, fr.pd->unsafe_global_rkey);

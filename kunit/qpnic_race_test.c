@@ -261,36 +261,12 @@ static struct ib_qp *race_qp(struct kunit *test, struct ib_cq *cq,
 /* @qp, RC, to RTS towards @dqpn through the device's own GID. */
 static void race_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn)
 {
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT, .port_num = 1,
+	/* a 1 ms ACK timeout: retransmissions come soon */
+	const struct qpnic_test_rc_path path = {
+		.dgid = &race.gid, .psn = 0x700, .rd_atomic = 1, .timeout = 8,
 	};
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-					   IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x700;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &race.gid, 0, 0, 64, 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV |
-					   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-					   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
-					   IB_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.sq_psn = 0x700;
-	a.timeout = 8;		/* 1 ms: retransmissions come soon */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
-					   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-					   IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(qp, dqpn, &path), 0);
 }
 
 static void race_setup(struct kunit *test, struct race_ctx *c, enum ib_qp_type type)

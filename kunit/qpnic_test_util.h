@@ -140,6 +140,59 @@ static inline int qpnic_to_rts(struct ib_qp *qp)
 	return ib_modify_qp(qp, &a, mask);
 }
 
+/* What qpnic_test_rc_connect() sets that differs between suites. */
+struct qpnic_test_rc_path {
+	union ib_gid *dgid;
+	u32 psn;		/* both directions start here */
+	int access;		/* qp_access_flags */
+	u8 rd_atomic;		/* max_rd_atomic and max_dest_rd_atomic */
+	u8 timeout;		/* local ACK timeout */
+};
+
+/*
+ * @qp, RC, through INIT and RTR to RTS towards QP @dqpn at @path->dgid:
+ * MTU 1024, an RNR timer of 10 us, retry_cnt and rnr_retry 7.
+ */
+static inline int qpnic_test_rc_connect(struct ib_qp *qp, u32 dqpn,
+					const struct qpnic_test_rc_path *path)
+{
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT, .port_num = 1,
+		.qp_access_flags = path->access,
+	};
+	int err;
+
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+			   IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = path->psn;
+	a.max_dest_rd_atomic = path->rd_atomic;
+	a.min_rnr_timer = 1;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, path->dgid, 0, 0, 64, 0);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = path->psn;
+	a.timeout = path->timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = path->rd_atomic;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
 /* The port counter @name of @ibdev: the suites name what they expect. */
 static inline u64 qpnic_test_counter(struct kunit *test, struct ib_device *ibdev,
 				     const char *name)
