@@ -220,8 +220,7 @@ static u32 fr_register(struct kunit *test, struct fr_pair *p, struct ib_mr *mr,
 
 /*
  * What the device claims, and alloc_mr's limits: 257 pages (RDS) and the
- * 512 reported fit, 513 and a type it does not offer are EINVAL; windows
- * are not claimed.
+ * 512 reported fit, 513 and a type it does not offer are EINVAL.
  */
 static void qpnic_frwr_alloc_limits(struct kunit *test)
 {
@@ -229,7 +228,6 @@ static void qpnic_frwr_alloc_limits(struct kunit *test)
 	struct ib_mr *mr;
 
 	KUNIT_EXPECT_TRUE(test, a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS);
-	KUNIT_EXPECT_FALSE(test, a->device_cap_flags & IB_DEVICE_MEM_WINDOW);
 	KUNIT_EXPECT_EQ(test, a->max_fast_reg_page_list_len, 512U);
 	KUNIT_EXPECT_EQ(test, a->page_size_cap, (u64)PAGE_SIZE);
 	KUNIT_EXPECT_FALSE(test, a->kernel_cap_flags & IBK_SG_GAPS_REG);

@@ -3,7 +3,8 @@
  * What the guest tests share: the "@@RESULT PASS|FAIL name [why]" lines
  * the host counts, opening the device named on the command line, finding
  * the RoCEv2 GID of an IPv4 address, and the modify_qp steps that take a
- * QP to RTS looped back to that GID.
+ * QP to RTS looped back to that GID, or an RC QP connected to another one
+ * through it.
  *
  * scripts/build-guest-tests.sh compiles each test on its own, so this is
  * included by one translation unit at a time: the state and the helpers
@@ -215,6 +216,40 @@ static inline int to_rts(struct ibv_qp *qp)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	return ibv_modify_qp(qp, &a, mask);
+}
+
+/*
+ * @qp, an RC QP, to RTS connected to @dqpn through the device's own GID,
+ * with @access for remote requests; both directions start at PSN 0x123.
+ */
+static inline int connect_rc(struct ibv_qp *qp, uint32_t dqpn, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn, .rq_psn = 0x123, .max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = local_gid, .sgid_index = gid_index,
+				      .hop_limit = 64 } },
+	};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .sq_psn = 0x123, .timeout = 14,
+		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
+	};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* A transition that needs no attribute but the state (SQD, ERR, RESET, ...). */

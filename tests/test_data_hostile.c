@@ -48,40 +48,6 @@ static bool poll_one(struct ibv_wc *wc, int ms)
 }
 
 /*
- * @qp, an RC QP, to RTS connected to @dqpn through the device's own GID,
- * with @access for remote requests; both directions start at PSN 0x123.
- */
-static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, int access)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = 0x123, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .dgid = local_gid, .sgid_index = gid_index,
-				      .hop_limit = 64 } },
-	};
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTS, .sq_psn = 0x123, .timeout = 14,
-		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
-	};
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-/*
  * Two RC QPs connected to each other: the requester qp[0] and the
  * responder qp[1] (a responder that refuses a request goes to ERR, so it
  * cannot be the requester too). False if they could not be made.
@@ -92,8 +58,8 @@ static bool rc_pair(struct ibv_qp *qp[2], int access)
 
 	qp[0] = ibv_create_qp_ex(ctx, &init);
 	qp[1] = ibv_create_qp_ex(ctx, &init);
-	if (qp[0] && qp[1] && !connect_qp(qp[0], qp[1]->qp_num, access) &&
-	    !connect_qp(qp[1], qp[0]->qp_num, access))
+	if (qp[0] && qp[1] && !connect_rc(qp[0], qp[1]->qp_num, access) &&
+	    !connect_rc(qp[1], qp[0]->qp_num, access))
 		return true;
 	if (qp[0])
 		ibv_destroy_qp(qp[0]);
@@ -154,17 +120,18 @@ static int rdma_status(enum ibv_wr_opcode op, struct ibv_mr *local,
 }
 
 /*
- * Work requests the kernel alone may post: REG_MR names a kernel MR object
- * (librxe's WQE would carry a user pointer there) and LOCAL_INV needs a
- * window, which qpnic does not offer. librxe passes the opcodes through
- * to the ring; the kernel completes each one LOC_QP_OP_ERR and sends
- * nothing: the target is untouched.
+ * Local operations a user ring may not do: REG_MR names a kernel MR
+ * object (librxe's WQE would carry a user pointer there), and LOCAL_INV
+ * of a user MR's key (only fast-reg MRs, which are kernel objects, and
+ * type 2 windows can be invalidated; test_mw covers windows). librxe
+ * passes the opcodes through to the ring; the kernel completes each one
+ * LOC_QP_OP_ERR and sends nothing: the target is untouched.
  */
 static void test_kernel_only_opcodes(void)
 {
 	static const struct { const char *name; unsigned int op; } cases[] = {
 		{ "REG_MR (kernel opcode 0x20) from a user ring completes LOC_QP_OP_ERR", 0x20 },
-		{ "LOCAL_INV from a user ring (no windows) completes LOC_QP_OP_ERR",
+		{ "LOCAL_INV of a user MR's key completes LOC_QP_OP_ERR",
 		  IBV_WR_LOCAL_INV },
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;

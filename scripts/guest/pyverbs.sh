@@ -3,8 +3,8 @@
 # usage: pyverbs.sh DEVICE LABEL [all|cm [POLL_TIMEOUT TEST_TIMEOUT]]
 # Run Debian's rdma-core pyverbs tests on DEVICE. The classes of the QP
 # contract (QPTest, CQAPITest, PDTest, DeviceTest) and of the data path's
-# atomics and extended posting (AtomicTest, QpExTestCase) must have no
-# failure or error; with "all" the whole suite runs and its counts are
+# atomics and extended posting (AtomicTest, QpExTestCase) and of memory
+# windows (MWTest) must have no failure or error; with "all" the whole suite runs and its counts are
 # reported. "cm" runs the rdma_cm tests (CMTestCase) alone, which must
 # pass: they need a device whose netdev has a parent device (virtio, not
 # veth) and an address.
@@ -13,7 +13,7 @@
 . /opt/qpnic/guest/lib.sh
 dev=$1 label=$2 scope=${3:-} limits="${4:+--poll-timeout $4} ${5:+--test-timeout $5}"
 out=/tmp/pyverbs-$label.log
-classes=(QPTest CQAPITest PDTest DeviceTest AtomicTest QpExTestCase)
+classes=(QPTest CQAPITest PDTest DeviceTest AtomicTest QpExTestCase MWTest)
 [ "$scope" = cm ] && classes=(CMTestCase)
 if [ "$scope" = all ]; then
 	only=()

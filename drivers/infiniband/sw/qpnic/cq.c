@@ -181,6 +181,24 @@ int qpnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
+/*
+ * librxe hands a user CQE's flags to the application as they are, so
+ * they are libibverbs' (enum ibv_wc_flags), which part from the kernel's
+ * after WITH_IMM: a received invalidation is bit 3 (the kernel's
+ * IP_CSUM_OK), and the kernel-only flags (SMAC, VLAN, network header
+ * type) would read as tag matching flags.
+ */
+#define QPNIC_UWC_GRH		BIT(0)
+#define QPNIC_UWC_WITH_IMM	BIT(1)
+#define QPNIC_UWC_WITH_INV	BIT(3)
+
+static u8 qpnic_uwc_flags(int flags)
+{
+	return (flags & IB_WC_GRH ? QPNIC_UWC_GRH : 0) |
+	       (flags & IB_WC_WITH_IMM ? QPNIC_UWC_WITH_IMM : 0) |
+	       (flags & IB_WC_WITH_INVALIDATE ? QPNIC_UWC_WITH_INV : 0);
+}
+
 static void qpnic_wc_to_uverbs(const struct ib_wc *wc, struct ib_uverbs_wc *uwc)
 {
 	memset(uwc, 0, sizeof(*uwc));
@@ -192,7 +210,7 @@ static void qpnic_wc_to_uverbs(const struct ib_wc *wc, struct ib_uverbs_wc *uwc)
 	uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp->qp_num;
 	uwc->src_qp = wc->src_qp;
-	uwc->wc_flags = wc->wc_flags;
+	uwc->wc_flags = qpnic_uwc_flags(wc->wc_flags);
 	uwc->pkey_index = wc->pkey_index;
 	uwc->slid = wc->slid;
 	uwc->sl = wc->sl;

@@ -41,17 +41,19 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	attr->max_qp_wr = QPNIC_MAX_QP_WR;
 	/*
 	 * Only what works is claimed: fast registration, local and remote
-	 * invalidation (MEM_MGT_EXTENSIONS) but no memory windows yet, no
-	 * P_Key/Q_Key violation counters until packets are checked.
+	 * invalidation (MEM_MGT_EXTENSIONS), memory windows of type 1 and
+	 * 2B; no P_Key/Q_Key violation counters until packets are checked.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_SRQ_RESIZE | IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_SRQ_RESIZE | IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_send_sge = QPNIC_MAX_SGE;
 	attr->max_recv_sge = QPNIC_MAX_SGE;
 	attr->max_sge_rd = QPNIC_MAX_SGE;
 	attr->max_cq = QPNIC_MAX_CQ;
 	attr->max_cqe = QPNIC_MAX_CQE;
 	attr->max_mr = QPNIC_MAX_MR;
+	attr->max_mw = QPNIC_MAX_MW;
 	attr->max_pd = QPNIC_MAX_PD;
 	attr->max_qp_rd_atom = QPNIC_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = QPNIC_MAX_RD_ATOMIC;
@@ -208,9 +210,11 @@ static void qpnic_dealloc_driver(struct ib_device *ibdev)
 	qpnic_counters_free(qdev);
 	qpnic_mcast_cleanup(qdev);
 	WARN_ON(!xa_empty(&qdev->qps) || !xa_empty(&qdev->mrs) ||
-		!xa_empty(&qdev->ahs) || !xa_empty(&qdev->srqs));
+		!xa_empty(&qdev->mws) || !xa_empty(&qdev->ahs) ||
+		!xa_empty(&qdev->srqs));
 	xa_destroy(&qdev->qps);
 	xa_destroy(&qdev->mrs);
+	xa_destroy(&qdev->mws);
 	xa_destroy(&qdev->ahs);
 	xa_destroy(&qdev->srqs);
 	mutex_destroy(&qdev->mcast_lock);
@@ -226,6 +230,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 	.uverbs_abi_ver = QPNIC_UVERBS_ABI_VERSION,
 
 	.alloc_mr = qpnic_alloc_mr,
+	.alloc_mw = qpnic_alloc_mw,
 	.alloc_pd = qpnic_alloc_pd,
 	.alloc_ucontext = qpnic_alloc_ucontext,
 	.attach_mcast = qpnic_attach_mcast,
@@ -235,6 +240,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 	.create_srq = qpnic_create_srq,
 	.create_user_ah = qpnic_create_ah,
 	.dealloc_driver = qpnic_dealloc_driver,
+	.dealloc_mw = qpnic_dealloc_mw,
 	.dealloc_pd = qpnic_dealloc_pd,
 	.dealloc_ucontext = qpnic_dealloc_ucontext,
 	.disassociate_ucontext = qpnic_disassociate_ucontext,
@@ -270,6 +276,7 @@ const struct ib_device_ops qpnic_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, qpnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, qpnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, qpnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, qpnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, qpnic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, qpnic_srq, ibsrq),
@@ -382,6 +389,7 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	/* QP and MR lookups come from the receive path too. */
 	xa_init_flags(&qdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&qdev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&qdev->mws, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&qdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	/* (xarrays initialised here share a lockdep class: all IRQ-safe) */
 	xa_init_flags(&qdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);

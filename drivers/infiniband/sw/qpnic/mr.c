@@ -122,7 +122,7 @@ static void qpnic_mr_unref(struct qpnic_mr *mr)
 static bool qpnic_mr_allows(const struct qpnic_mr *mr, struct ib_pd *pd,
 			    u32 key, u64 iova, u32 len, int access)
 {
-	if (mr->state != QPNIC_MR_VALID || mr->key != key ||
+	if (READ_ONCE(mr->state) != QPNIC_MR_VALID || mr->key != key ||
 	    mr->ibmr.pd != pd || (mr->access & access) != access)
 		return false;
 	if (mr->type == QPNIC_MR_DMA)
@@ -166,6 +166,57 @@ void qpnic_mr_put(struct qpnic_mr *mr)
 	if (mr->type == QPNIC_MR_FAST)
 		atomic_dec(&mr->inflight);
 	qpnic_mr_unref(mr);
+}
+
+/*
+ * The user MR @lkey names, for a window of @pd to bind to over [@addr,
+ * @addr + @len) with remote @access (IBTA C10-73..75: MW_BIND access, local
+ * write for remote write or atomic, the window inside the MR). It counts
+ * the binding: dereg_mr refuses it until qpnic_mr_bind_put(). NULL if the
+ * MR does not qualify.
+ */
+struct qpnic_mr *qpnic_mr_bind_get(struct qpnic_dev *qdev, struct ib_pd *pd,
+				   u32 lkey, u64 addr, u64 len, int access)
+{
+	struct qpnic_mr *mr = qpnic_mr_ref(qdev, lkey);
+	const char *why = NULL;
+	unsigned long flags;
+
+	if (!mr) {
+		ibdev_dbg(&qdev->ibdev, "bind_mw: L_Key %#x names no MR\n", lkey);
+		return NULL;
+	}
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->state != QPNIC_MR_VALID || mr->key != lkey)
+		why = "a stale key";
+	else if (mr->type != QPNIC_MR_USER || mr->ibmr.pd != pd)
+		why = "not a user MR of the QP's PD";
+	else if (!(mr->access & IB_ACCESS_MW_BIND))
+		why = "no MW_BIND access";
+	else if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+		 !(mr->access & IB_ACCESS_LOCAL_WRITE))
+		why = "a writable window without local write";
+	else if (len > mr->length || addr - mr->iova > mr->length - len)
+		why = "a window outside the MR";
+	else
+		mr->num_mw++;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	qpnic_mr_unref(mr);	/* the binding holds it now */
+	if (why) {
+		ibdev_dbg(&qdev->ibdev, "bind_mw: MR %#x, window %#llx+%llu access %#x: %s\n",
+			  lkey, addr, len, access, why);
+		return NULL;
+	}
+	return mr;
+}
+
+void qpnic_mr_bind_put(struct qpnic_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->num_mw--;
+	spin_unlock_irqrestore(&mr->lock, flags);
 }
 
 /*
@@ -264,6 +315,20 @@ int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct qpnic_dev *qdev = to_qdev(ibmr->device);
 	struct qpnic_mr *mr = to_qmr(ibmr);
 
+	unsigned long flags;
+	u32 num_mw;
+
+	/* IBTA 10.6.7.2.2: not while windows are bound to it */
+	spin_lock_irqsave(&mr->lock, flags);
+	num_mw = mr->num_mw;
+	if (!num_mw)
+		WRITE_ONCE(mr->state, QPNIC_MR_FREE);	/* no bind passes now */
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (num_mw) {
+		ibdev_dbg(&qdev->ibdev, "dereg_mr: MR %#x has %u windows bound\n",
+			  mr->key, num_mw);
+		return -EBUSY;
+	}
 	/* Unpublish, then wait until no lookup holds the MR any more. */
 	xa_erase_irq(&qdev->mrs, mr->index);
 	qpnic_mr_unref(mr);

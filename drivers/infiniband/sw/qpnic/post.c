@@ -50,8 +50,11 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, u32 op, bool user)
 	case QPNIC_WR_ATOMIC_WRITE:	/* 6.1 has no kernel opcode for it */
 		return user && type == IB_QPT_RC;
 	case IB_WR_REG_MR:		/* the WR names a kernel MR object */
-	case IB_WR_LOCAL_INV:
 		return !user && (type == IB_QPT_RC || type == IB_QPT_UC);
+	case IB_WR_BIND_MW:		/* windows are user objects */
+		return user && (type == IB_QPT_RC || type == IB_QPT_UC);
+	case IB_WR_LOCAL_INV:
+		return type == IB_QPT_RC || type == IB_QPT_UC;
 	default:
 		return false;
 	}
@@ -98,6 +101,20 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 		k->atomic.compare_add = READ_ONCE(u->wr.wr.atomic.compare_add);
 		k->atomic.swap = READ_ONCE(u->wr.wr.atomic.swap);
 		break;
+	case IB_WR_LOCAL_INV:		/* the key is in ex, read above */
+		return;
+	case IB_WR_BIND_MW:
+		k->remote_addr = READ_ONCE(u->wr.wr.mw.addr);
+		len = READ_ONCE(u->wr.wr.mw.length);
+		k->rkey = READ_ONCE(u->wr.wr.mw.rkey);
+		k->bind.mw_key = READ_ONCE(u->wr.wr.mw.mw_rkey);
+		k->bind.mr_lkey = READ_ONCE(u->wr.wr.mw.mr_lkey);
+		k->bind.access = READ_ONCE(u->wr.wr.mw.access);
+		k->bind.length = len;
+		/* no MR is that long: a bind past its MR */
+		if (len > U32_MAX)
+			k->status = IB_WC_MW_BIND_ERR;
+		return;
 	case QPNIC_WR_ATOMIC_WRITE:
 		/* librxe leaves the 8 bytes where inline data goes */
 		if (qp->max_inline < sizeof(u64))
@@ -197,7 +214,6 @@ static int qpnic_check_send_wr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	u64 len = 0;
 	int i;
 
-	/* Windows are not implemented. */
 	if (!qpnic_opcode_ok(type, wr->opcode, false)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: opcode %d invalid or not supported on QP type %d\n",
 			  wr->opcode, type);

@@ -284,6 +284,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
+	qp->serial = atomic64_inc_return(&qdev->qp_serial);
 	mutex_init(&qp->state_lock);
 	spin_lock_init(&qp->sq.lock);
 	spin_lock_init(&qp->rq.lock);

@@ -42,6 +42,9 @@
 #define QPNIC_MAX_CQE		0xfffffU
 #define QPNIC_MAX_PD		0x100000U
 #define QPNIC_MAX_MR		0x100000U
+#define QPNIC_MAX_MW		0x100000U
+/* a window's key index lies above every MR's: a key names one kind only */
+#define QPNIC_MW_INDEX_BASE	0x200000U
 #define QPNIC_MAX_SRQ		0x40000U
 #define QPNIC_MAX_SRQ_WR	16383
 #define QPNIC_MAX_AH		0x100000U
@@ -110,6 +113,9 @@ struct qpnic_dev {
 	u32 next_qpn;			/* cyclic allocation cursor */
 	struct xarray mrs;		/* key index -> struct qpnic_mr */
 	u32 next_mr;
+	struct xarray mws;		/* key index -> struct qpnic_mw */
+	u32 next_mw;
+	atomic64_t qp_serial;		/* names a QP a type 2 window is bound to */
 	struct xarray ahs;		/* user AH numbers -> struct qpnic_ah */
 	u32 next_ah;
 	struct xarray srqs;
@@ -121,7 +127,7 @@ struct qpnic_dev {
 	/* packets to a GID of this device, delivered from a work item */
 	struct sk_buff_head loopback_q;
 	struct work_struct loopback_work;
-	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_ah;
+	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_mw, num_ah;
 };
 
 /*
@@ -217,12 +223,19 @@ struct qpnic_send_wqe {
 			u32 key;
 			int access;
 		} reg;
+		/* IB_WR_BIND_MW: the window's address in @remote_addr, new key in @rkey */
+		struct {
+			u32 mw_key;	/* names the window by its index */
+			u32 mr_lkey;
+			u32 length;
+			int access;
+		} bind;
 	};
 	/* transport state (RC): PSNs of the message, once it started */
 	u32 first_psn;
 	u32 last_psn;
 	bool started;
-	bool local_done;		/* REG_MR, LOCAL_INV: executed */
+	bool local_done;		/* REG_MR, LOCAL_INV, BIND_MW: executed */
 	/* not IB_WC_SUCCESS: it completes so in its turn (bad user WQE, bad key) */
 	u8 status;
 	union {
@@ -320,6 +333,7 @@ struct qpnic_qp {
 	bool user;
 	u32 mtu;			/* path MTU in bytes (RC, UC) */
 	bool dying;			/* destroy_qp: nothing may arm or send */
+	u64 serial;			/* never reused, unlike qp_num */
 	/* requester (req.c); all of it under sq.lock */
 	struct {
 		atomic_t runs;		/* run requests; the runner loops while set */
@@ -401,7 +415,8 @@ enum qpnic_mr_state {
  * creation, and for a fast-reg MR by REG_MR and the invalidations under
  * @lock: a lookup that passed counts in @inflight until its put, and an
  * invalidation (or a registration) waits for those, so no access with an
- * old key moves a byte once it is done.
+ * old key moves a byte once it is done. dereg_mr sets @state FREE under
+ * @lock when no window is bound, so none binds after.
  */
 struct qpnic_mr {
 	struct ib_mr ibmr;
@@ -409,13 +424,14 @@ struct qpnic_mr {
 	struct completion released;
 	enum qpnic_mr_type type;
 	u32 index;
-	spinlock_t lock;		/* the checked fields, for a fast-reg MR */
+	spinlock_t lock;		/* fast-reg: the checked fields; @num_mw */
 	enum qpnic_mr_state state;
 	u32 key;			/* lkey, and rkey if remote access */
 	int access;
 	u64 iova;
 	u64 length;
 	atomic_t inflight;		/* fast-reg: accesses past the check */
+	u32 num_mw;			/* windows bound to it (under @lock) */
 	struct ib_umem *umem;		/* user MRs */
 	struct page **pages;		/* umem's pages, in order */
 	/* fast-reg: the page list map_mr_sg built; REG_MR takes a snapshot */
@@ -425,6 +441,31 @@ struct qpnic_mr {
 	u32 map_offset;			/* the first byte's offset in its page */
 	u32 reg_pages;			/* at REG_MR: pages of the registration */
 	u32 reg_offset;
+};
+
+/*
+ * A memory window (type 1 or 2B), bound or not. The device's window
+ * xarray lock guards all of it (a bind or a check is a few compares); a
+ * remote access through the window counts in @inflight from its check to
+ * its put, and an unbind (invalidation, rebind, dealloc) waits for those,
+ * as for a fast-reg MR.
+ */
+struct qpnic_mw {
+	struct ib_mw ibmw;
+	u32 index;
+	u32 key;			/* the rkey; its low byte changes on a bind */
+	struct qpnic_mr *mr;		/* bound to it, NULL when not bound */
+	u64 addr;
+	u64 length;
+	int access;			/* remote access the bind granted */
+	u64 qp_serial;			/* type 2: the QP it is bound to */
+	atomic_t inflight;
+};
+
+/* What an R_Key resolved to for one access: the MR, maybe through a window. */
+struct qpnic_rkey_ref {
+	struct qpnic_mr *mr;
+	struct qpnic_mw *mw;
 };
 
 static inline struct qpnic_dev *to_qdev(struct ib_device *ibdev)
@@ -450,6 +491,11 @@ static inline struct qpnic_srq *to_qsrq(struct ib_srq *ibsrq)
 static inline struct qpnic_mr *to_qmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct qpnic_mr, ibmr);
+}
+
+static inline struct qpnic_mw *to_qmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct qpnic_mw, ibmw);
 }
 
 static inline struct qpnic_ah *to_qah(struct ib_ah *ibah)
@@ -657,6 +703,19 @@ void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c)
 struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 				 u32 key, u64 iova, u32 len, int access);
 void qpnic_mr_put(struct qpnic_mr *mr);
+struct qpnic_mr *qpnic_mr_bind_get(struct qpnic_dev *qdev, struct ib_pd *pd,
+				   u32 lkey, u64 addr, u64 len, int access);
+void qpnic_mr_bind_put(struct qpnic_mr *mr);
+
+/* mw.c */
+int qpnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int qpnic_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status qpnic_mw_bind(struct qpnic_qp *qp,
+				const struct qpnic_send_wqe *wqe);
+int qpnic_key_invalidate(struct qpnic_qp *qp, u32 key, bool remote);
+bool qpnic_rkey_get(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
+		    int access, struct qpnic_rkey_ref *ref);
+void qpnic_rkey_put(struct qpnic_rkey_ref *ref);
 
 /* ah.c */
 int qpnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

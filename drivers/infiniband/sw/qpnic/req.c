@@ -198,15 +198,17 @@ static u8 qpnic_send_opcode(const struct qpnic_send_wqe *wqe, bool first,
 
 static bool qpnic_is_local_op(const struct qpnic_send_wqe *wqe)
 {
-	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV;
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV ||
+	       wqe->opcode == IB_WR_BIND_MW;
 }
 
 /*
  * Execute the WQE at the requester if it is a local operation (REG_MR,
- * LOCAL_INV) of a connected QP: it sends nothing, and what follows it in
- * the SQ sees its effect. LOCAL_INV is fenced: it waits until everything
- * before it completed, so none of that can still use the key. A REG_MR
- * executes once: one passed again after a rewind is skipped. It completes
+ * LOCAL_INV, BIND_MW) of a connected QP: it sends nothing, and what
+ * follows it in the SQ sees its effect. LOCAL_INV is fenced: it waits
+ * until everything before it completed, so none of that can still use
+ * the key. A local operation executes once: one passed again after a
+ * rewind is skipped. It completes
  * now if it is the head, else when the WQEs before it do. Returns 1 when
  * it moved on, 0 when the WQE is not a local operation to execute (a
  * failed one completes as marked), -EAGAIN when it must wait. Caller
@@ -215,7 +217,6 @@ static bool qpnic_is_local_op(const struct qpnic_send_wqe *wqe)
 static int qpnic_req_local(struct qpnic_qp *qp, bool *notify)
 {
 	struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, qp->req.next);
-	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	bool head = qp->req.next == qp->sq.queue.cons;
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	int err;
@@ -227,9 +228,11 @@ static int qpnic_req_local(struct qpnic_qp *qp, bool *notify)
 			return -EAGAIN;
 		if (wqe->opcode == IB_WR_REG_MR) {
 			status = qpnic_mr_fast_reg(qp, wqe);
+		} else if (wqe->opcode == IB_WR_BIND_MW) {
+			status = qpnic_mw_bind(qp, wqe);
 		} else {
-			err = qpnic_mr_invalidate(qdev, qp->ibqp.pd,
-						  wqe->ex.invalidate_rkey);
+			err = qpnic_key_invalidate(qp, wqe->ex.invalidate_rkey,
+						   false);
 			if (err)
 				status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
 							  IB_WC_LOC_QP_OP_ERR;

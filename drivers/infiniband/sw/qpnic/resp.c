@@ -383,12 +383,13 @@ static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
 					      qpnic_hdr_offset(pkt->opcode, QPNIC_OP_IETH));
 
 		/*
-		 * Only a fast-reg MR of the QP's PD can be invalidated
-		 * remotely (IBTA 9.4.3.1.3); it is FREE before the receive
-		 * completes, so the ULP may register it again at once. Any
-		 * other key is an invalid request (class J).
+		 * Only a fast-reg MR of the QP's PD, or a type 2 window bound
+		 * to this QP, can be invalidated remotely (IBTA 9.4.3.1.3);
+		 * it is free before the receive completes, so the consumer
+		 * may register or bind it again at once. Any other key is an
+		 * invalid request (class J).
 		 */
-		if (qpnic_mr_invalidate(qdev, qp->ibqp.pd, rkey)) {
+		if (qpnic_key_invalidate(qp, rkey, true)) {
 			qpnic_resp_complete(qp, out, IB_WC_REM_INV_REQ_ERR,
 					    IB_WC_RECV, 0, NULL, false);
 			qpnic_resp_ack(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
@@ -407,19 +408,17 @@ static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
-/* Whether @rkey's MR allows @access on [@va, @va + @len) for @qp. */
+/* Whether @rkey allows @access on [@va, @va + @len) for @qp. */
 static bool qpnic_resp_rkey_ok(struct qpnic_qp *qp, u32 rkey, u64 va, u32 len,
 			       int access)
 {
-	struct qpnic_mr *mr;
+	struct qpnic_rkey_ref ref;
 
 	if (!len)
 		return true;
-	mr = qpnic_mr_lookup(to_qdev(qp->ibqp.device), qp->ibqp.pd, rkey, va,
-			     len, access);
-	if (!mr)
+	if (!qpnic_rkey_get(qp, rkey, va, len, access, &ref))
 		return false;
-	qpnic_mr_put(mr);
+	qpnic_rkey_put(&ref);
 	return true;
 }
 
@@ -432,7 +431,7 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 				.to_mr = true };
 	const __be32 *imm = qpnic_pkt_imm(skb, pkt);
 	bool last = pkt->flags & QPNIC_OP_LAST;
-	struct qpnic_mr *mr;
+	struct qpnic_rkey_ref ref;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
 		qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
@@ -466,14 +465,14 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 		return false;
 	}
 	if (pkt->paylen) {
-		mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, qp->resp.rkey, qp->resp.va,
-				     pkt->paylen, IB_ACCESS_REMOTE_WRITE);
-		if (!mr) {	/* deregistered during the message */
+		/* an MR deregistered, or a key invalidated, during the message */
+		if (!qpnic_rkey_get(qp, qp->resp.rkey, qp->resp.va, pkt->paylen,
+				    IB_ACCESS_REMOTE_WRITE, &ref)) {
 			qpnic_resp_refuse(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
 			return false;
 		}
-		qpnic_mr_copy(mr, qp->resp.va, pkt->paylen, &c);
-		qpnic_mr_put(mr);
+		qpnic_mr_copy(ref.mr, qp->resp.va, pkt->paylen, &c);
+		qpnic_rkey_put(&ref);
 	}
 	qp->resp.va += pkt->paylen;
 	qp->resp.resid -= pkt->paylen;
@@ -587,12 +586,11 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 			      const struct qpnic_pkt *pkt,
 			      struct qpnic_resp_out *out)
 {
-	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	bool write = pkt->opcode == QPNIC_ATOMIC_WRITE;
 	int access = write ? IB_ACCESS_REMOTE_WRITE : IB_ACCESS_REMOTE_ATOMIC;
 	enum qpnic_atomic_op op = QPNIC_ATOMIC_WRITE_8;
 	u64 va, val, compare = 0;
-	struct qpnic_mr *mr;
+	struct qpnic_rkey_ref ref = {};
 	const u8 *h;
 	u8 nak = 0;
 	u32 rkey;
@@ -617,14 +615,11 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	if (!(qp->attr.qp_access_flags & access) || (va & (sizeof(u64) - 1)))
 		nak = QPNIC_NAK_INV_REQ;
-	mr = nak ? NULL : qpnic_mr_lookup(qdev, qp->ibqp.pd, rkey, va,
-					  sizeof(u64), access);
-	if (!nak && !mr)
+	if (!nak && !qpnic_rkey_get(qp, rkey, va, sizeof(u64), access, &ref))
 		nak = QPNIC_NAK_REM_ACCESS;
 	/* aligned where the CPU's atomic lands, not only in iova space */
-	if (mr && !qpnic_mr_aligned_u64(mr, va)) {
-		qpnic_mr_put(mr);
-		mr = NULL;
+	if (ref.mr && !qpnic_mr_aligned_u64(ref.mr, va)) {
+		qpnic_rkey_put(&ref);
 		nak = QPNIC_NAK_INV_REQ;
 	}
 	if (nak) {
@@ -632,8 +627,8 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 		qpnic_resp_error(qp);
 		return false;
 	}
-	out->orig = qpnic_mr_atomic(mr, va, op, val, compare);
-	qpnic_mr_put(mr);
+	out->orig = qpnic_mr_atomic(ref.mr, va, op, val, compare);
+	qpnic_rkey_put(&ref);
 	out->psn = pkt->psn;
 	if (write) {
 		out->empty_read_resp = true;
@@ -651,14 +646,14 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 struct qpnic_read_pkt {
 	struct qpnic_hdr_fields f;
 	struct qpnic_av av;
-	struct qpnic_mr *mr;	/* a reference, NULL for no payload */
+	struct qpnic_rkey_ref ref;	/* held; ref.mr NULL for no payload */
 	u64 va;
 	u32 len;
 };
 
 /*
  * Claim the next READ response due: the oldest resource's, so READs are
- * answered in order. Its MR is looked up (and held) for each packet: one
+ * answered in order. Its R_Key is resolved (and held) for each packet: one
  * deregistered meanwhile ends the READ, which the requester then asks
  * for again and is refused. Once no READ is left, an ACK that waited for
  * them is due. False when nothing is due.
@@ -719,9 +714,8 @@ next_res:
 		res->restarted = false;
 	}
 	if (rp->len) {
-		rp->mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, res->rkey, rp->va,
-					 rp->len, IB_ACCESS_REMOTE_READ);
-		if (!rp->mr) {
+		if (!qpnic_rkey_get(qp, res->rkey, rp->va, rp->len,
+				    IB_ACCESS_REMOTE_READ, &rp->ref)) {
 			ibdev_dbg(&qdev->ibdev, "QP %u: READ at PSN %u: R_Key %#x is gone, READ ends\n",
 				  qp->ibqp.qp_num, rp->f.psn, res->rkey);
 			res->sending = false;
@@ -741,13 +735,13 @@ static void qpnic_resp_read_send(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 	u8 *payload;
 
 	skb = qpnic_pkt_alloc(qp, &rp->av, &rp->f, rp->len, &payload);
-	if (skb && rp->mr) {
+	if (skb && rp->ref.mr) {
 		struct qpnic_copy c = { .buf = payload };
 
-		qpnic_mr_copy(rp->mr, rp->va, rp->len, &c);
+		qpnic_mr_copy(rp->ref.mr, rp->va, rp->len, &c);
 	}
-	if (rp->mr)
-		qpnic_mr_put(rp->mr);
+	if (rp->ref.mr)
+		qpnic_rkey_put(&rp->ref);
 	if (skb)	/* else lost: the requester asks again */
 		qpnic_pkt_send(qp, &rp->av, skb, rp->f.dqpn);
 }
