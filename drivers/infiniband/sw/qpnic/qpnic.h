@@ -292,7 +292,7 @@ struct qpnic_resp_res {
 	u32 msn;		/* the MSN its responses carry */
 	u32 mtu;		/* READ: the path MTU it was accepted at */
 	u32 next;		/* READ: the response packet to send next */
-	bool sending;		/* READ: responses from @next on are due */
+	bool sending;		/* READ: responses from @next on are due; atomic: its answer */
 	bool restarted;		/* READ: a duplicate moved @next back this pass */
 };
 

@@ -672,7 +672,7 @@ static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp
 next_res:
 	for (i = 0; i < qp->resp.num_res && !res; i++) {
 		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
-		if (res->type != QPNIC_RES_READ || !res->sending)
+		if (res->type == QPNIC_RES_FREE || !res->sending)
 			res = NULL;
 	}
 	if (!res) {
@@ -689,6 +689,21 @@ next_res:
 			qp->resp.ack_deferred = false;
 			claimed = true;
 		}
+		goto out;
+	}
+	if (res->type == QPNIC_RES_ATOMIC) {
+		/* an atomic's answer that waited for the READs before it */
+		memset(rp, 0, sizeof(*rp));
+		rp->av = qp->av;
+		rp->f.opcode = QPNIC_ATOMIC_ACKNOWLEDGE;
+		rp->f.pkey = IB_DEFAULT_PKEY_FULL;
+		rp->f.dqpn = qp->attr.dest_qp_num;
+		rp->f.psn = res->first_psn;
+		rp->f.aeth.syndrome = QPNIC_AETH_ACK_CREDITS;
+		rp->f.aeth.msn = res->msn;
+		rp->f.atmack_orig = res->orig;
+		res->sending = false;
+		claimed = true;
 		goto out;
 	}
 	npkts = qpnic_packets(res->len, res->mtu);
@@ -935,25 +950,39 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
  * Responses leave in PSN order (IBTA 9.7.5.1): an ACK for requests behind
  * a READ the READ work is still answering would tell the requester that
  * the READ's responses were lost. It waits for them instead; a later one
- * replaces it (an ACK covers every PSN before its own). Caller holds
- * resp_lock.
+ * replaces it (an ACK covers every PSN before its own). An ATOMIC
+ * ACKNOWLEDGE cannot be merged: its resource answers it from the READ
+ * work in its turn, and it covers a plain ACK waiting before it. Caller
+ * holds resp_lock.
  */
 static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 {
+	struct qpnic_resp_res *res;
 	u32 i;
 
-	if (!out->ack || out->atomic || out->syndrome != QPNIC_AETH_ACK_CREDITS)
+	if (!out->ack || out->syndrome != QPNIC_AETH_ACK_CREDITS)
 		return;
-	for (i = 0; i < qp->resp.num_res; i++) {
-		if (qp->resp.res[i].type == QPNIC_RES_READ &&
-		    qp->resp.res[i].sending) {
-			qp->resp.ack_deferred = true;
-			qp->resp.deferred_psn = out->psn;
-			qp->resp.deferred_msn = out->msn;
-			out->ack = false;
+	for (i = 0; i < qp->resp.num_res; i++)
+		if (qp->resp.res[i].type == QPNIC_RES_READ && qp->resp.res[i].sending)
+			break;
+	if (i == qp->resp.num_res)
+		return;
+	if (out->atomic) {
+		res = qpnic_resp_res_find(qp, QPNIC_RES_ATOMIC, out->psn);
+		if (!res || res->first_psn != out->psn)
 			return;
-		}
+		res->msn = out->msn;
+		res->sending = true;
+		/* (a duplicate's answer covers no ACK of a later request) */
+		if (qpnic_psn_diff(qp->resp.deferred_psn, out->psn) < 0)
+			qp->resp.ack_deferred = false;
+	} else {
+		qp->resp.ack_deferred = true;
+		qp->resp.deferred_psn = out->psn;
+		qp->resp.deferred_msn = out->msn;
 	}
+	out->ack = false;
+	out->read_work = true;	/* (it runs until nothing is due) */
 }
 
 static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
