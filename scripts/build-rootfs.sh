@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-packages=iproute2,kmod,procps,rdma-core,ibverbs-providers,ibverbs-utils,perftest,rdmacm-utils,python3-pyverbs,libibverbs1,librdmacm1,fio,nfs-kernel-server,nfs-common,rpcbind
+packages=iproute2,kmod,procps,rdma-core,ibverbs-providers,ibverbs-utils,perftest,rdmacm-utils,python3-pyverbs,libibverbs1,librdmacm1,fio,nfs-kernel-server,nfs-common,rpcbind,open-iscsi,ksmbd-tools,cifs-utils
 mirror=${QPNIC_MIRROR:-http://deb.debian.org/debian}
 key=$( { cat "$0"; echo "$packages $mirror"; } | sha256sum | cut -c1-12)
 dir=$QPNIC_CACHE/rootfs/$key

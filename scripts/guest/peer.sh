@@ -148,6 +148,27 @@ traffic_set() {
 	traffic "ib_atomic_bw 200 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 200
 	ulp_pair
 	nvme_pair
+	rds_pair
+}
+# RDS over rds_rdma: A serves, B sends messages of 1 B to 1 MiB, then
+# RDMA-WRITEs and RDMA-READs a buffer A registered (RDS_CMSG_RDMA_MAP: a
+# fast registration) through RDS_CMSG_RDMA_ARGS; tests/rds_pair.c checks
+# every byte on the side that did not move it.
+rds_pair() {
+	local ok=1 log=/tmp/rds.log
+	if ! modprobe rds_rdma; then
+		result FAIL "peer $role ($phase): RDS" "rds_rdma does not load"
+		return
+	fi
+	if [ "$role" = a ]; then
+		timeout 150 "$QPNIC_BIN/rds_pair" server $me $peer 18670 >$log 2>&1 && ok=0
+	else
+		timeout 150 "$QPNIC_BIN/rds_pair" client $me $peer 18670 >$log 2>&1 && ok=0
+	fi
+	sed -n "s/^@@RESULT \([A-Z]*\) /@@RESULT \1 peer $role ($phase): /p" $log
+	check "peer $role ($phase): RDS over rds_rdma, rds_pair exits 0" \
+		bash -c "test $ok = 0 || { tail -n 5 $log; exit 1; }"
+	modprobe -r rds_rdma
 }
 nvme_pair_data() {
 	local dev

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Kernel ULPs over qpnic0 alone, target and host on its own IP (10.0.0.1):
 # NVMe over Fabrics (nvmet-rdma + nvme-rdma), NFSv4.2 over RDMA (nfsd's
-# svcrdma + xprtrdma) and SRP (ib_srpt + ib_srp), with the data checked
-# end to end; afterwards the
-# ULP modules unload and the device holds what it held before. Then all again with ib_core's force_mr=1 (a load parameter:
+# svcrdma + xprtrdma), SRP (ib_srpt + ib_srp), iSER (ib_isert +
+# open-iscsi's ib_iser) and SMB Direct (ksmbd + cifs), with the data
+# checked end to end; afterwards the ULP modules unload and the device
+# holds what it held before. Then all again with ib_core's force_mr=1 (a load parameter:
 # every RDMA module goes first), which makes the targets register through
 # REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone.
 . /opt/qpnic/guest/lib.sh
@@ -299,6 +300,230 @@ phase_srp() {
 		test "$before" = "$after"
 }
 
+ISCSI=/sys/kernel/config/target/iscsi
+IQN=iqn.2026-12.org.qpnic:iser0
+ISER_TPG=$ISCSI/$IQN/tpgt_1
+
+# LIO's iSCSI target on a 64 MiB file LUN, with an iSER portal on
+# 10.0.0.1:3260, open to any initiator without authentication.
+iser_target_up() {
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	truncate -s 64M /tmp/iser0.img
+	mkdir -p $SRPT/core/fileio_1/d1 || { echo "fileio backstore"; return 1; }
+	echo "fd_dev_name=/tmp/iser0.img,fd_dev_size=67108864,fd_buffered_io=1" \
+		>$SRPT/core/fileio_1/d1/control || { echo "fileio control"; return 1; }
+	echo 1 >$SRPT/core/fileio_1/d1/enable || { echo "fileio enable"; return 1; }
+	mkdir -p $ISER_TPG/lun/lun_0 && ln -s $SRPT/core/fileio_1/d1 $ISER_TPG/lun/lun_0/ ||
+		{ echo "iscsi lun"; return 1; }
+	echo 0 >$ISER_TPG/attrib/authentication &&
+		echo 1 >$ISER_TPG/attrib/generate_node_acls &&
+		echo 1 >$ISER_TPG/attrib/cache_dynamic_acls &&
+		echo 0 >$ISER_TPG/attrib/demo_mode_write_protect || { echo "tpg attributes"; return 1; }
+	mkdir $ISER_TPG/np/10.0.0.1:3260 && echo 1 >$ISER_TPG/np/10.0.0.1:3260/iser ||
+		{ echo "iSER portal"; return 1; }
+	echo 1 >$ISER_TPG/enable || { echo "tpg enable"; return 1; }
+}
+
+iser_target_down() {
+	echo 0 >$ISER_TPG/enable
+	echo 0 >$ISER_TPG/np/10.0.0.1:3260/iser
+	rmdir $ISER_TPG/np/10.0.0.1:3260
+	rm -f $ISER_TPG/lun/lun_0/d1
+	# (the fabric's own directory holds iscsi_target_mod)
+	rmdir $ISER_TPG/lun/lun_0 $ISER_TPG $ISCSI/$IQN $ISCSI
+	rmdir $SRPT/core/fileio_1/d1 $SRPT/core/fileio_1
+	rm -f /tmp/iser0.img
+}
+
+# open-iscsi with a node record for the target through its built-in
+# "iser" iface (no discovery: the record says all).
+iser_initiator_up() {
+	mkdir -p /etc/iscsi /run/lock/iscsi /var/lib/iscsi
+	grep -q '^InitiatorName=iqn' /etc/iscsi/initiatorname.iscsi 2>/dev/null ||
+		echo "InitiatorName=iqn.2026-12.org.qpnic:host" >/etc/iscsi/initiatorname.iscsi
+	iscsid </dev/null >/dev/null 2>&1 || { echo "iscsid"; return 1; }
+	iscsiadm -m node -o new -T $IQN -p 10.0.0.1:3260 -I iser >/dev/null ||
+		{ echo "iscsiadm node"; return 1; }
+}
+
+iser_initiator_down() {
+	iscsiadm -m node -o delete -T $IQN >/dev/null
+	iscsiadm -k 0 2>/dev/null || pkill iscsid
+}
+
+# The SCSI disk of the iSCSI session, if one is logged in.
+iser_dev() {
+	local b
+	for b in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+		[ -e "$b" ] && { echo "${b##*/}"; return; }
+	done
+}
+
+iser_login() {
+	iscsiadm -m node -T $IQN -p 10.0.0.1:3260 -I iser --login >/dev/null || return 1
+	# ("iser: [1] 10.0.0.1:3260,1 iqn...": the session's transport)
+	iscsiadm -m session | grep -q "^iser: .*$IQN" ||
+		{ echo "not over iser: $(iscsiadm -m session)"; return 1; }
+	for _ in $(seq 100); do
+		[ -n "$(iser_dev)" ] && [ -b "/dev/$(iser_dev)" ] && return 0
+		sleep 0.1
+	done
+	echo "no SCSI disk appeared"
+	return 1
+}
+
+iser_logout() {
+	iscsiadm -m node -T $IQN -p 10.0.0.1:3260 -I iser --logout >/dev/null || return 1
+	for _ in $(seq 100); do
+		[ -z "$(iser_dev)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+ISER_FILES="1 4096 131072 1048577 16777216"
+
+# An ext4 filesystem on the LUN with files of several sizes.
+iser_write() {
+	local dev f
+	dev=$(iser_dev)
+	[ -n "$dev" ] || { echo "no disk"; return 1; }
+	mkdir -p /mnt/iser
+	mkfs.ext4 -q -F "/dev/$dev" && mount "/dev/$dev" /mnt/iser ||
+		{ echo "mkfs and mount"; return 1; }
+	for f in $ISER_FILES; do
+		head -c "$f" $PAT >/mnt/iser/f"$f" || return 1
+	done
+	umount /mnt/iser
+}
+
+# After a new login (nothing cached on this side), the files again.
+iser_read() {
+	local f
+	mount "/dev/$(iser_dev)" /mnt/iser || { echo "mount"; return 1; }
+	for f in $ISER_FILES; do
+		test "$(head -c "$f" $PAT | sha256sum)" = "$(sha256sum </mnt/iser/f"$f")" ||
+			{ umount /mnt/iser; echo "f$f differs"; return 1; }
+	done
+	umount /mnt/iser
+}
+
+# iSER: LIO's ib_isert target and open-iscsi's ib_iser initiator, a
+# filesystem made, filled, unmounted, logged out and in again, checked.
+phase_iser() {
+	local before after
+	if ! have_modules ib_iser ib_isert iscsi_target_mod target_core_file ext4 ||
+	   ! command -v iscsiadm >/dev/null; then
+		# (the debug test kernel is built without the SCSI target core)
+		result SKIP "$t iSER" "ib_iser, ib_isert, the iSCSI target, ext4 or open-iscsi missing"
+		return
+	fi
+	before=$(res_counts)
+	check "$t load ib_isert, ib_iser, target_core_file, sd_mod and ext4" bash -c \
+		"modprobe target_core_file && modprobe iscsi_target_mod && modprobe ib_isert &&
+		 modprobe ib_iser && modprobe sd_mod && modprobe ext4"
+	check "$t LIO iSCSI target with an iSER portal on 10.0.0.1:3260" iser_target_up
+	check "$t open-iscsi with a node record on its iser iface" iser_initiator_up
+	check "$t iSER: log in" iser_login
+	check "$t iSER: ext4 made on the LUN, files of 1 B to 16 MiB written" iser_write
+	check "$t iSER: log out" iser_logout
+	check "$t iSER: log in again" iser_login
+	check "$t iSER: the files read back equal by sha256" iser_read
+	check "$t iSER: log out again" iser_logout
+	iser_initiator_down
+	iser_target_down
+	check "$t ib_iser and ib_isert unload" bash -c \
+		"rmmod ib_iser && rmmod ib_isert && modprobe -r iscsi_target_mod target_core_file"
+	after=$(res_counts)
+	check "$t qpnic0 holds what it held before iSER (rdma res: $before / $after)" \
+		test "$before" = "$after"
+}
+
+SMB_FILES="1 4096 131072 1048577 16777216"
+
+# ksmbd sharing /srv/smb to the user qpnic, SMB Direct included.
+smb_server_up() {
+	mkdir -p /etc/ksmbd /srv/smb /mnt/smb
+	mount -t tmpfs tmpfs /srv/smb || { echo "tmpfs on /srv/smb"; return 1; }
+	id qpnic >/dev/null 2>&1 || useradd -M qpnic || { echo "useradd"; return 1; }
+	chown qpnic /srv/smb
+	printf '[global]\n\tnetbios name = qpnic\n[share]\n\tpath = /srv/smb\n\tread only = no\n' \
+		>/etc/ksmbd/ksmbd.conf
+	rm -f /etc/ksmbd/ksmbdpwd.db
+	ksmbd.adduser -a qpnic -p qpnic-smb >/dev/null || { echo "ksmbd.adduser"; return 1; }
+	ksmbd.mountd </dev/null >/dev/null 2>&1 || { echo "ksmbd.mountd"; return 1; }
+}
+
+smb_server_down() {
+	ksmbd.control -s >/dev/null 2>&1
+	for _ in $(seq 50); do
+		pgrep -x ksmbd.mountd >/dev/null || break
+		sleep 0.1
+	done
+	umount /srv/smb
+}
+
+# The same share over TCP: whether ksmbd serves it at all.
+smb_tcp_works() {
+	mount -t cifs //10.0.0.1/share /mnt/smb \
+		-o vers=3.1.1,username=qpnic,password=qpnic-smb,cache=none 2>/dev/null &&
+		umount /mnt/smb
+}
+
+smb_mount() {
+	mount -t cifs //10.0.0.1/share /mnt/smb \
+		-o rdma,vers=3.1.1,username=qpnic,password=qpnic-smb,cache=none ||
+		{ echo "mount.cifs"; return 1; }
+	# the session runs over SMB Direct, not TCP
+	grep -q 'RDMA' /proc/fs/cifs/DebugData || { echo "no RDMA transport in DebugData"; return 1; }
+}
+
+# Files copied both ways: written through the mount and compared on the
+# server's side; written on the server's side and read through the mount.
+smb_files() {
+	local f
+	for f in $SMB_FILES; do
+		head -c "$f" $PAT >/mnt/smb/c"$f" || return 1
+		head -c "$f" $PAT >/srv/smb/s"$f" || return 1
+	done
+	sync
+	umount /mnt/smb && smb_mount || return 1
+	for f in $SMB_FILES; do
+		test "$(head -c "$f" $PAT | sha256sum)" = "$(sha256sum </srv/smb/c"$f")" ||
+			{ echo "c$f differs on the server"; return 1; }
+		test "$(head -c "$f" $PAT | sha256sum)" = "$(sha256sum </mnt/smb/s"$f")" ||
+			{ echo "s$f differs on the client"; return 1; }
+	done
+}
+
+# SMB Direct: ksmbd and the cifs client with "rdma", in the test kernel
+# (Debian's stock kernel builds neither side of SMB Direct).
+phase_smb() {
+	local before after
+	if ! have_modules cifs ksmbd || ! modinfo -p cifs | grep -q '^smbd_' ||
+	   ! modinfo -F depends ksmbd | grep -q rdma_cm || ! command -v ksmbd.mountd >/dev/null; then
+		result SKIP "$t SMB Direct" "cifs or ksmbd without SMB Direct in this kernel (Debian's stock kernel), or ksmbd-tools missing"
+		return
+	fi
+	before=$(res_counts)
+	check "$t load ksmbd and cifs" bash -c "modprobe ksmbd && modprobe cifs"
+	check "$t ksmbd shares /srv/smb" smb_server_up
+	if smb_tcp_works; then
+		check "$t SMB 3.1.1 mount over SMB Direct (rdma)" smb_mount
+		check "$t SMB Direct: files of 1 B to 16 MiB copied both ways, equal by sha256" smb_files
+		check "$t SMB Direct: unmount" umount /mnt/smb
+	else
+		# Debian 12's ksmbd-tools (3.4.7) against 6.1.192's ksmbd:
+		# every tree connect to a disk share fails, on TCP as on RDMA
+		result SKIP "$t SMB Direct" "ksmbd refuses the share over TCP too: not an RDMA matter"
+	fi
+	smb_server_down
+	check "$t cifs and ksmbd unload" bash -c "modprobe -r cifs && modprobe -r ksmbd"
+	after=$(res_counts)
+	check "$t qpnic0 holds what it held before SMB Direct (rdma res: $before / $after)" \
+		test "$before" = "$after"
+}
+
 run_mode() {
 	mode=$1
 	t="ulp ($mode):"
@@ -310,6 +535,8 @@ run_mode() {
 	phase_nvme
 	phase_nfs
 	phase_srp
+	phase_iser
+	phase_smb
 	qpnic_down qpnic0
 	teardown_veth
 	check "$t no ULP or driver complaint in the kernel log" log_clean
