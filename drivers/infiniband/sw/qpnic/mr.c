@@ -314,7 +314,6 @@ int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct qpnic_dev *qdev = to_qdev(ibmr->device);
 	struct qpnic_mr *mr = to_qmr(ibmr);
-
 	unsigned long flags;
 	u32 num_mw;
 
