@@ -2,12 +2,15 @@
 /*
  * KUnit suite for fast registration as kernel ULPs drive it: ib_alloc_mr,
  * ib_map_mr_sg, REG_MR and LOCAL_INV in SQ order, remote invalidation by
- * a SEND with invalidate, and every misuse completing with its error and
- * changing nothing else. Two RC QPs on one device are connected through
+ * a SEND with invalidate, every misuse completing with its error and
+ * changing nothing else, and a LOCAL_INV posted while a copy into its
+ * MR is under way (a kprobe makes that happen). Two RC QPs on one device are connected through
  * its own GID; B owns the fast-reg MRs, A reaches them with READs and
  * WRITEs by their rkey.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -640,6 +643,122 @@ static void qpnic_frwr_in_order(struct kunit *test)
 	fr_mr_destroy(&m);
 }
 
+/*
+ * The race of an invalidation against a copy into its MR, made to happen:
+ * a kprobe on qpnic_mr_copy() (the access passed its lookup) sees a copy
+ * into fr_race.mr, tells a work item waiting on the other CPU to post a
+ * LOCAL_INV of it, and holds the copy back 2 ms. A LOCAL_INV that
+ * completed before the copy's bytes landed would let them land through a
+ * key already invalidated. (The kprobe handler runs in int3 context: it
+ * only sets a flag.)
+ */
+static struct {
+	struct ib_mr *mr;	/* the MR whose copies trigger it, while armed */
+	u8 *buf;		/* its first KiB */
+	struct ib_qp *qp;	/* where the LOCAL_INV goes */
+	struct ib_cq *cq;	/* and completes */
+	u32 key;
+	int armed;
+	int go;			/* the kprobe saw the copy */
+	int cpu;		/* the other CPU */
+	int post_err;
+	struct ib_wc wc;	/* the LOCAL_INV's completion */
+	u8 snap[1024];		/* the MR as the completion found it */
+	bool done;
+	struct work_struct inv_work;
+} fr_race;
+
+/*
+ * On the other CPU: wait for the copy to start, then LOCAL_INV, its
+ * completion, and what the MR holds then.
+ */
+static void fr_race_inv(struct work_struct *work)
+{
+	unsigned long end = jiffies + 3 * HZ;
+
+	while (!READ_ONCE(fr_race.go) && time_before(jiffies, end))
+		cond_resched();
+	fr_race.post_err = fr_post_inv(fr_race.qp, fr_race.key, IB_SEND_SIGNALED, 2);
+	while (!fr_race.post_err && ib_poll_cq(fr_race.cq, 1, &fr_race.wc) < 1 &&
+	       time_before(jiffies, end))
+		cpu_relax();
+	memcpy(fr_race.snap, fr_race.buf, sizeof(fr_race.snap));
+	/* the snapshot and the completion before @done; the test acquires it */
+	smp_store_release(&fr_race.done, true);
+}
+
+static int fr_race_copy(struct kprobe *kp, struct pt_regs *regs)
+{
+	if (regs_get_kernel_argument(regs, 0) != (unsigned long)READ_ONCE(fr_race.mr) ||
+	    !xchg(&fr_race.armed, 0))
+		return 0;
+	WRITE_ONCE(fr_race.go, 1);
+	mdelay(2);
+	return 0;
+}
+
+static struct kprobe fr_copy_kprobe = {
+	.symbol_name = "qpnic_mr_copy",
+	.pre_handler = fr_race_copy,
+};
+
+/*
+ * LOCAL_INV posted while a WRITE's copy into the MR is under way: it
+ * completes only once that copy is done, so the MR holds the WRITE's bytes
+ * when the invalidation's completion is seen, and nothing changes after.
+ */
+static void qpnic_frwr_inv_waits_for_copy(struct kunit *test)
+{
+	u8 *src = kunit_kmalloc(test, 1024, GFP_KERNEL);
+	struct fr_mr m;
+	int round;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	if (!IS_ENABLED(CONFIG_KPROBES) || num_online_cpus() < 2)
+		kunit_skip(test, "needs kprobes and a second CPU");
+	fr_mr_init(test, &m, fr.pd, 0);
+	INIT_WORK(&fr_race.inv_work, fr_race_inv);
+	WRITE_ONCE(fr_race.mr, m.mr);
+	KUNIT_ASSERT_EQ(test, register_kprobe(&fr_copy_kprobe), 0);
+	for (round = 0; round < 3; round++) {
+		struct fr_pair p;
+		struct ib_wc wc;
+
+		fr_pair_init(test, &p);
+		fr_race.qp = p.b;
+		fr_race.cq = p.cq_b;
+		fr_race.buf = m.buf;
+		fr_race.done = false;
+		fr_race.go = 0;
+		fr_race.wc.status = IB_WC_GENERAL_ERR;
+		fr_race.key = fr_register(test, &p, m.mr, 1);
+		fr_race.cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+		memset(m.buf, 0, 1024);
+		memset(src, round + 1, 1024);
+		WRITE_ONCE(fr_race.armed, 1);
+		queue_work_on(fr_race.cpu, system_highpri_wq, &fr_race.inv_work);
+		KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 1024,
+						   m.mr->iova, fr_race.key, 3), 0);
+		/* the WRITE passed its lookup: it lands, and is acknowledged */
+		fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 3, &wc);
+		KUNIT_EXPECT_TRUE(test, !memcmp(m.buf, src, 1024));
+		KUNIT_EXPECT_EQ(test, READ_ONCE(fr_race.armed), 0);
+		flush_work(&fr_race.inv_work);
+		/* pairs with fr_race_inv()'s release: its results are visible */
+		KUNIT_ASSERT_TRUE(test, smp_load_acquire(&fr_race.done));
+		KUNIT_EXPECT_EQ(test, fr_race.post_err, 0);
+		KUNIT_EXPECT_EQ(test, fr_race.wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, fr_race.wc.opcode, IB_WC_LOCAL_INV);
+		KUNIT_EXPECT_TRUE_MSG(test, !memcmp(fr_race.snap, src, 1024),
+				      "round %d: the WRITE landed after its key's LOCAL_INV completed",
+				      round);
+		fr_pair_destroy(&p);
+	}
+	unregister_kprobe(&fr_copy_kprobe);
+	WRITE_ONCE(fr_race.mr, NULL);
+	fr_mr_destroy(&m);
+}
+
 static int qpnic_frwr_suite_init(struct kunit_suite *suite)
 {
 	int err;
@@ -691,6 +810,7 @@ static struct kunit_case qpnic_frwr_cases[] = {
 	KUNIT_CASE(qpnic_frwr_remote_inv_refused),
 	KUNIT_CASE(qpnic_frwr_chains_and_flush),
 	KUNIT_CASE(qpnic_frwr_in_order),
+	KUNIT_CASE(qpnic_frwr_inv_waits_for_copy),
 	{}
 };
 
