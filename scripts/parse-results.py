@@ -22,6 +22,7 @@ SPLATS = [
     r'inconsistent lock state', r'suspicious RCU usage', r'lock held when returning',
     r'unreferenced object', r'ODEBUG', r'list_(add|del) corruption',
     r'Kernel panic', r'blocked for more than', r'INFO: lockdep',
+    r'INFO: trying to register non-static key',
 ]
 SPLAT = re.compile('|'.join(SPLATS))
 
