@@ -114,7 +114,7 @@ static int send_to_peer(int fd, const void *p, size_t len, int cmsg_type,
 
 /*
  * The next message into msg (its length), or -1; RDMA completion notes
- * that come instead are recorded in *@notes (by token) and skipped.
+ * are recorded in *@notes (by token), and one that comes alone is 0.
  */
 static rds_rdma_cookie_t dest_cookie;	/* the last RDS_CMSG_RDMA_DEST seen */
 
@@ -148,7 +148,7 @@ static ssize_t recv_msg(int fd, int *notes)
 			note = true;
 		}
 		if (note && !n)
-			continue;
+			return 0;
 		peer.sin_port = from.sin_port;	/* the server answers whoever spoke */
 		peer.sin_addr = from.sin_addr;
 		return n;
@@ -159,9 +159,10 @@ static bool recv_word(int fd, const char *word, int *notes)
 {
 	ssize_t n;
 
+	/* (a note alone, or a hello sent before the answer came, is skipped) */
 	do {
 		n = recv_msg(fd, notes);
-	} while (n >= 5 && !memcmp(msg, "HELLO", 5) && strcmp(word, "HELLO"));
+	} while (!n || (n >= 5 && !memcmp(msg, "HELLO", 5) && strcmp(word, "HELLO")));
 	return n == (ssize_t)strlen(word) && !memcmp(msg, word, n);
 }
 
