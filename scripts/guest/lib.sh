@@ -54,6 +54,26 @@ wait_for() {
 	return 1
 }
 
+# retry TENTHS CMD...: CMD every 0.1 s until it succeeds, at most TENTHS times.
+retry() {
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# disk_up FN, disk_gone FN: whether the block device that function FN
+# prints (nothing when there is none) is there.
+disk_up() {
+	local d
+	d=$("$1")
+	[ -n "$d" ] && [ -b "/dev/$d" ]
+}
+disk_gone() { [ -z "$("$1")" ]; }
+
 # The first RoCEv2 GID index of device $1 holding IPv4 address $2.
 gid_index() {
 	ibv_devinfo -v -d "$1" | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1

@@ -49,11 +49,7 @@ nvme_target_down() {
 nvme_connect() {
 	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=qpnicnqn" \
 		>/dev/nvme-fabrics || return 1
-	for _ in $(seq 100); do
-		[ -n "$(nvme_dev)" ] && [ -b "/dev/$(nvme_dev)" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	retry 100 disk_up nvme_dev
 }
 
 nvme_disconnect() {
@@ -61,11 +57,7 @@ nvme_disconnect() {
 	for c in /sys/class/nvme/nvme*; do
 		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] && echo 1 >"$c/delete_controller"
 	done
-	for _ in $(seq 100); do
-		[ -z "$(nvme_dev)" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	retry 100 disk_gone nvme_dev
 }
 
 # 4 jobs of random 4 KiB..128 KiB writes at depth 32, each verified by

@@ -78,8 +78,8 @@ phase_nvme() {
 	check "$t NVMe-oF: controller reset during I/O" \
 		bash -c "echo 1 >/sys/class/nvme/$ctrl/reset_controller"
 	wait
-	check "$t NVMe-oF: the controller is live again" bash -c \
-		"for i in \$(seq 100); do grep -q live /sys/class/nvme/$ctrl/state && exit 0; sleep 0.1; done; exit 1"
+	check "$t NVMe-oF: the controller is live again" \
+		retry 100 grep -q live "/sys/class/nvme/$ctrl/state"
 	check "$t NVMe-oF: data again after the reset" nvme_data
 	# a disconnect and a reconnect
 	check "$t NVMe-oF: disconnect" nvme_disconnect
@@ -238,12 +238,7 @@ srp_login() {
 	g=$(cat /sys/module/ib_srpt/parameters/srpt_service_guid)
 	echo "id_ext=$g,ioc_guid=$g,dest=10.0.0.1:5555" \
 		>/sys/class/infiniband_srp/srp-qpnic0-1/add_target || return 1
-	for _ in $(seq 100); do
-		[ -n "$(srp_dev)" ] && [ -b "/dev/$(srp_dev)" ] && return 0
-		sleep 0.1
-	done
-	echo "no SCSI disk appeared"
-	return 1
+	retry 100 disk_up srp_dev || { echo "no SCSI disk appeared"; return 1; }
 }
 
 srp_logout() {
@@ -251,11 +246,7 @@ srp_logout() {
 	for p in /sys/class/srp_remote_ports/*; do
 		[ -e "$p/delete" ] && echo 1 >"$p/delete"
 	done
-	for _ in $(seq 100); do
-		[ -z "$(srp_dev)" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	retry 100 disk_gone srp_dev
 }
 
 srp_data() {
@@ -364,21 +355,12 @@ iser_login() {
 	# ("iser: [1] 10.0.0.1:3260,1 iqn...": the session's transport)
 	iscsiadm -m session | grep -q "^iser: .*$IQN" ||
 		{ echo "not over iser: $(iscsiadm -m session)"; return 1; }
-	for _ in $(seq 100); do
-		[ -n "$(iser_dev)" ] && [ -b "/dev/$(iser_dev)" ] && return 0
-		sleep 0.1
-	done
-	echo "no SCSI disk appeared"
-	return 1
+	retry 100 disk_up iser_dev || { echo "no SCSI disk appeared"; return 1; }
 }
 
 iser_logout() {
 	iscsiadm -m node -T $IQN -p 10.0.0.1:3260 -I iser --logout >/dev/null || return 1
-	for _ in $(seq 100); do
-		[ -z "$(iser_dev)" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	retry 100 disk_gone iser_dev
 }
 
 ISER_FILES="1 4096 131072 1048577 16777216"
