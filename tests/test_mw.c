@@ -209,6 +209,44 @@ static int rdma(struct pair *p, enum ibv_wr_opcode op, uint32_t rkey, long off,
 	return id ? wait_status(id) : -2;
 }
 
+/* LOCAL_INV of @key on @qp: its completion's status, -2 if not posted. */
+static int local_inv(struct ibv_qp *qp, uint32_t key)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = ++next_id, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = key,
+	}, *bad;
+
+	return ibv_post_send(qp, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+}
+
+/*
+ * A SEND with invalidate of @key from p->req into a receive posted on
+ * p->resp: the send's status, -2 if not posted. With @rwc, the receive's
+ * completion too (status IBV_WC_GENERAL_ERR if none came).
+ */
+static int send_inv(struct pair *p, uint32_t key, struct ibv_wc *rwc)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)source + WIN_LEN, .length = 64, .lkey = smr->lkey,
+	};
+	struct ibv_recv_wr rwr = {
+		.wr_id = ++next_id, .sg_list = &sge, .num_sge = 1,
+	}, *rbad;
+	struct ibv_send_wr wr = {
+		.wr_id = ++next_id, .opcode = IBV_WR_SEND_WITH_INV,
+		.send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = key,
+	}, *bad;
+	int status;
+
+	if (ibv_post_recv(p->resp, &rwr, &rbad) || ibv_post_send(p->req, &wr, &bad))
+		return -2;
+	status = wait_status(wr.wr_id);
+	if (rwc && !wait_wc(rwr.wr_id, rwc))
+		*rwc = (struct ibv_wc){ .status = IBV_WC_GENERAL_ERR };
+	return status;
+}
+
 /* A fresh pair's WRITE of 64 bytes at the window through @key: its status. */
 static int fresh_write(uint32_t key)
 {
@@ -513,27 +551,19 @@ next:
 /* LOCAL_INV and SEND with invalidate of a type 2 window. */
 static void test_type2_invalidate(void)
 {
-	struct ibv_sge rsge = { (uintptr_t)source + WIN_LEN, 64, 0 };
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr wr = { .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct pair p, q;
 	struct ibv_mw *mw;
 	struct ibv_wc wc;
 	uint32_t key;
 	int status;
-	bool got;
 
-	rsge.lkey = smr->lkey;
 	/* LOCAL_INV on the QP it is bound to */
 	drain();
 	if (!make_pair(pd, &p))
 		return;
 	mw = bound_window(&p, IBV_ACCESS_REMOTE_WRITE, &key);
 	if (mw) {
-		wr.wr_id = ++next_id;
-		wr.opcode = IBV_WR_LOCAL_INV;
-		wr.invalidate_rkey = key;
-		status = ibv_post_send(p.resp, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+		status = local_inv(p.resp, key);
 		result(!status, "LOCAL_INV of a bound type 2 window", "status %d", status);
 		memset(target, FILL, BUF_LEN);
 		status = rdma(&p, IBV_WR_RDMA_WRITE, key, WIN_OFF, 64);
@@ -559,17 +589,11 @@ static void test_type2_invalidate(void)
 		return;
 	mw = bound_window(&p, IBV_ACCESS_REMOTE_WRITE, &key);
 	if (mw) {
-		rwr.wr_id = ++next_id;
-		wr.wr_id = ++next_id;
-		wr.opcode = IBV_WR_SEND_WITH_INV;
-		wr.invalidate_rkey = key;
-		status = ibv_post_recv(p.resp, &rwr, &rbad) ||
-			 ibv_post_send(p.req, &wr, &bad) ? -2 : wait_status(wr.wr_id);
-		got = wait_wc(rwr.wr_id, &wc);
-		result(!status && got && !wc.status && wc.wc_flags == IBV_WC_WITH_INV &&
+		status = send_inv(&p, key, &wc);
+		result(!status && !wc.status && wc.wc_flags == IBV_WC_WITH_INV &&
 		       wc.invalidated_rkey == key,
 		       "SEND with invalidate frees the window bound to the receiving QP (IBV_WC_WITH_INV)",
-		       "send %d, recv %d status %d flags %#x rkey %#x", status, got,
+		       "send %d, recv status %d flags %#x rkey %#x", status,
 		       wc.status, wc.wc_flags, wc.invalidated_rkey);
 		status = rdma(&p, IBV_WR_RDMA_WRITE, key, WIN_OFF, 64);
 		result(status == IBV_WC_REM_ACCESS_ERR,
@@ -584,12 +608,7 @@ static void test_type2_invalidate(void)
 		return;
 	mw = bound_window(&p, IBV_ACCESS_REMOTE_WRITE, &key);
 	if (mw && make_pair(pd, &q)) {
-		rwr.wr_id = ++next_id;
-		wr.wr_id = ++next_id;
-		wr.opcode = IBV_WR_SEND_WITH_INV;
-		wr.invalidate_rkey = key;
-		status = ibv_post_recv(q.resp, &rwr, &rbad) ||
-			 ibv_post_send(q.req, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+		status = send_inv(&q, key, NULL);
 		result(status == IBV_WC_REM_INV_REQ_ERR,
 		       "SEND with invalidate of a window bound to another QP: REM_INV_REQ_ERR",
 		       "status %d (want %d)", status, IBV_WC_REM_INV_REQ_ERR);
@@ -606,15 +625,11 @@ static void test_type2_invalidate(void)
 /* Type 1: bound through ibv_bind_mw(), for every QP of the PD, never invalidated. */
 static void test_type1(void)
 {
-	struct ibv_sge rsge = { (uintptr_t)source + WIN_LEN, 64, 0 };
-	struct ibv_recv_wr rwr = { .sg_list = &rsge, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr wr = { .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct pair p, q;
 	struct ibv_mw *mw;
 	uint32_t old;
 	int status;
 
-	rsge.lkey = smr->lkey;
 	drain();
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
 	if (!mw || !make_pair(pd, &p)) {
@@ -630,19 +645,12 @@ static void test_type1(void)
 	status = fresh_write(mw->rkey);
 	result(!status, "type 1: another QP of the PD writes too", "status %d", status);
 
-	wr.wr_id = ++next_id;
-	wr.opcode = IBV_WR_LOCAL_INV;
-	wr.invalidate_rkey = mw->rkey;
-	status = ibv_post_send(p.resp, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+	status = local_inv(p.resp, mw->rkey);
 	result(status == IBV_WC_LOC_QP_OP_ERR,
 	       "LOCAL_INV of a type 1 window: LOC_QP_OP_ERR", "status %d", status);
 	free_pair(&p);
 	if (make_pair(pd, &q)) {
-		rwr.wr_id = ++next_id;
-		wr.wr_id = ++next_id;
-		wr.opcode = IBV_WR_SEND_WITH_INV;
-		status = ibv_post_recv(q.resp, &rwr, &rbad) ||
-			 ibv_post_send(q.req, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+		status = send_inv(&q, mw->rkey, NULL);
 		result(status == IBV_WC_REM_INV_REQ_ERR,
 		       "SEND with invalidate of a type 1 window: REM_INV_REQ_ERR",
 		       "status %d", status);
@@ -690,7 +698,6 @@ out:
 static void test_mr_held(void)
 {
 	struct ibv_mr *mr = ibv_reg_mr(pd, target, BUF_LEN, BINDABLE);
-	struct ibv_send_wr wr = { .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct pair p;
 	uint32_t key;
@@ -711,10 +718,7 @@ static void test_mr_held(void)
 		mr = NULL;
 	status = rdma(&p, IBV_WR_RDMA_WRITE, key, WIN_OFF, 64);
 	result(!status, "the window serves on after the refused dereg", "status %d", status);
-	wr.wr_id = ++next_id;
-	wr.opcode = IBV_WR_LOCAL_INV;
-	wr.invalidate_rkey = key;
-	status = ibv_post_send(p.resp, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+	status = local_inv(p.resp, key);
 	err = mr ? ibv_dereg_mr(mr) : -1;
 	result(!status && !err, "after LOCAL_INV the MR deregisters",
 	       "LOCAL_INV %d, dereg_mr %d", status, err);
@@ -813,7 +817,6 @@ static void *racer_run(void *arg)
 static void test_invalidate_race(void)
 {
 	static uint8_t snapshot[WIN_LEN];
-	struct ibv_send_wr wr = { .send_flags = IBV_SEND_SIGNALED }, *bad;
 	int round, i, bad_rounds = 0, unrefused = 0, before = 0, failed = 0;
 	struct ibv_cq *rcq = ibv_create_cq(ctx, RACER_DEPTH * 2, NULL, NULL, 0);
 
@@ -848,10 +851,7 @@ static void test_invalidate_race(void)
 			break;
 		}
 		nanosleep(&delay, NULL);
-		wr.wr_id = ++next_id;
-		wr.opcode = IBV_WR_LOCAL_INV;
-		wr.invalidate_rkey = r.key;
-		status = ibv_post_send(p.resp, &wr, &bad) ? -2 : wait_status(wr.wr_id);
+		status = local_inv(p.resp, r.key);
 		memcpy(snapshot, target + WIN_OFF, WIN_LEN);
 		pthread_join(thread, NULL);
 		if (status || memcmp(snapshot, target + WIN_OFF, WIN_LEN) ||
