@@ -42,6 +42,17 @@ qpnic_down() {
 	rmmod qpnic
 }
 
+# Every RDMA module out, ib_core last (to load it again with parameters).
+rdma_unload() {
+	local m
+	for m in rdma_ucm ib_uverbs ib_umad rdma_cm iw_cm ib_cm ib_core; do
+		if grep -q "^$m " /proc/modules; then
+			rmmod $m || return 1
+		fi
+	done
+	! grep -q "^ib_core " /proc/modules
+}
+
 # wait_for PATTERN FILE PID SECONDS: until FILE has a line matching
 # PATTERN, or PID (the process writing FILE) is gone, or SECONDS pass.
 wait_for() {

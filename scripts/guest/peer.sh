@@ -4,16 +4,23 @@
 # address eth0 as 10.1.0.1 (a) or 10.1.0.2 (b) and exchange UDP datagrams
 # with the other guest, proving the wire between the two QEMUs; then B
 # sends RoCEv2 packets to A's qpnic device on the virtio NIC; then verbs
-# traffic with its data checked, qpnic against qpnic and against rdma_rxe
-# in both directions.
+# traffic and the kernel ULPs (NVMe-oF, RDS, NFS/RDMA, SRP, iSER) with
+# their data checked, qpnic against qpnic and against rdma_rxe in both
+# directions, then the NVMe-oF and NFS targets with ib_core's force_mr=1.
 . /opt/qpnic/guest/lib.sh
 role=$1
 . /opt/qpnic/guest/nvme.sh
+. /opt/qpnic/guest/nfs.sh
+. /opt/qpnic/guest/srp.sh
+. /opt/qpnic/guest/iser.sh
 # (built in on the test kernel, modules on the stock one)
 modprobe virtio_pci 2>/dev/null
 modprobe virtio_net 2>/dev/null
 for _ in $(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 if [ "$role" = a ]; then me=10.1.0.1 peer=10.1.0.2; else me=10.1.0.2 peer=10.1.0.1; fi
+# Both guests cut the same 16 MiB pattern: each checks what the other wrote.
+PAT=/tmp/peer-pat
+python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(15).randbytes(16 << 20))' >$PAT
 $IP addr add $me/24 dev eth0
 $IP link set eth0 up
 check "peer $role: eth0 is up" bash -c \
@@ -149,6 +156,57 @@ traffic_set() {
 	ulp_pair
 	nvme_pair
 	rds_pair
+	nfs_pair
+	srp_pair
+	iser_pair
+}
+# While A serves, the most MRs its device holds at once (rdma res): with
+# ib_core's force_mr=1 the targets register through rdma_rw's MR pool.
+mr_watch() {
+	local n peak=0
+	echo 0 >/tmp/mr-peak
+	while :; do
+		n=$(rdma res show | sed -n "s/^[0-9]*: $rdev: .* mr \([0-9]*\).*/\1/p")
+		[ "${n:-0}" -gt $peak ] && { peak=$n; echo $peak >/tmp/mr-peak; }
+		sleep 0.2
+	done
+}
+# serve_until TOKEN ULP: A waits for B's TOKEN; with force_mr, ULP's
+# target must have registered memory meanwhile.
+serve_until() {
+	local watcher
+	mr_watch &
+	watcher=$!
+	peer_wait "$1"
+	kill $watcher
+	wait $watcher 2>/dev/null
+	[ "$force_mr" = 1 ] &&
+		check "peer a ($phase): $2 target registered through rdma_rw (up to $(cat /tmp/mr-peak) MRs on $rdev)" \
+			test "$(cat /tmp/mr-peak)" -gt 0
+}
+# The other guest says when it is done with what this one serves:
+# peer_tell TOKEN from B, peer_wait TOKEN on A (at most 300 s).
+peer_wait() {
+	python3 - "$me" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 18660))
+s.settimeout(300)
+try:
+    while s.recv(64) != sys.argv[2].encode():
+        pass
+except socket.timeout:
+    sys.exit(1)
+PY
+}
+peer_tell() {
+	python3 - "$peer" "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(5):
+    s.sendto(sys.argv[2].encode(), (sys.argv[1], 18660))
+    time.sleep(0.2)
+PY
 }
 # RDS over rds_rdma: A serves, B sends messages of 1 B to 1 MiB, then
 # RDMA-WRITEs and RDMA-READs a buffer A registered (RDS_CMSG_RDMA_MAP: a
@@ -173,10 +231,9 @@ rds_pair() {
 nvme_pair_data() {
 	local dev
 	dev=$(nvme_dev)
-	dd if=/dev/urandom of=/tmp/nvme-pat bs=1M count=16 status=none &&
-		dd if=/tmp/nvme-pat of="/dev/$dev" bs=1M oflag=direct status=none &&
+	dd if=$PAT of="/dev/$dev" bs=1M oflag=direct status=none &&
 		dd if="/dev/$dev" of=/tmp/nvme-back bs=1M count=16 iflag=direct status=none &&
-		cmp /tmp/nvme-pat /tmp/nvme-back
+		cmp $PAT /tmp/nvme-back
 }
 # NVMe-oF across the link: A's nvmet serves a file namespace, B's
 # nvme-rdma host writes 16 MiB and reads it back, then a fio verify. The
@@ -188,17 +245,7 @@ nvme_pair() {
 	if [ "$role" = a ]; then
 		modprobe nvmet-rdma && nvme_target_up 10.1.0.1 && ok=0
 		check "peer a ($phase): NVMe-oF target on 10.1.0.1:4420" test $ok = 0
-		python3 - <<'PY'
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.1.0.1", 18660))
-s.settimeout(300)
-try:
-    while s.recv(64) != b"nvme-done":
-        pass
-except socket.timeout:
-    pass
-PY
+		serve_until nvme-done nvmet
 		nvme_target_down
 		modprobe -r nvmet-rdma
 		return
@@ -215,11 +262,95 @@ PY
 	check "peer b ($phase): no remote invalidation complaint, no I/O timeout" bash -c \
 		"! dmesg | grep -E 'Bogus remote invalidation|I/O [0-9]+ QID [0-9]+ timeout'"
 	modprobe -r nvme-rdma
-	python3 -c 'import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for _ in range(5):
-    s.sendto(b"nvme-done", ("10.1.0.1", 18660)); time.sleep(0.2)'
-	rm -f /tmp/nvme-pat /tmp/nvme-back
+	peer_tell nvme-done
+	rm -f /tmp/nvme-back
+}
+# NFSv4.2 across the link: A's nfsd listens on RDMA only, B mounts with
+# proto=rdma, writes files, reads them back after a remount; A compares
+# what arrived in its export.
+nfs_serve() { modprobe rpcrdma && modprobe nfsd && nfs_server_up 10.1.0.0/24; }
+nfs_pair() {
+	local ok=1
+	if [ "$role" = a ]; then
+		check "peer a ($phase): nfsd with an RDMA listener only on 10.1.0.1:20049" nfs_serve
+		serve_until nfs-done svcrdma
+		check "peer a ($phase): NFS/RDMA: the files B wrote equal by sha256 in the export" \
+			nfs_compare $PAT /srv/nfs
+		nfs_server_down
+		check "peer a ($phase): nfsd and rpcrdma unload" modprobe -r nfsd rpcrdma
+		return
+	fi
+	modprobe rpcrdma && modprobe nfsv4
+	for _ in $(seq 60); do
+		nfs_mount 10.1.0.1 2>/dev/null && { ok=0; break; }
+		sleep 1
+	done
+	check "peer b ($phase): NFSv4.2 mount of 10.1.0.1 with proto=rdma" test $ok = 0
+	check "peer b ($phase): NFS/RDMA: files of 1 B to 16 MiB written" nfs_write $PAT
+	check "peer b ($phase): NFS/RDMA: the files equal by sha256 read back after a remount" \
+		nfs_reread $PAT 10.1.0.1
+	check "peer b ($phase): NFS/RDMA: unmount" umount /mnt/nfs
+	check "peer b ($phase): nfsv4 and rpcrdma unload" modprobe -r nfsv4 rpcrdma
+	peer_tell nfs-done
+}
+# SRP across the link: A's ib_srpt serves a file LUN on its device, B's
+# ib_srp logs in over rdma_cm (registering through FRWR), writes 16 MiB
+# and reads it back; A compares its file.
+srp_serve() { srp_load && srp_target_up $rdev $me $peer; }
+srp_pair() {
+	local ok=1
+	if [ "$role" = a ]; then
+		check "peer a ($phase): ib_srpt LUN on $rdev, rdma_cm port 5555" srp_serve
+		peer_wait srp-done
+		check "peer a ($phase): SRP: the target's file holds what B wrote" \
+			cmp -n 16777216 $PAT /tmp/srp0.img
+		srp_target_down $rdev $me $peer
+		check "peer a ($phase): ib_srpt unloads" modprobe -r ib_srpt target_core_file
+		return
+	fi
+	modprobe sd_mod && modprobe ib_srp
+	for _ in $(seq 60); do
+		srp_login $rdev 10.1.0.1 >/dev/null 2>&1 && { ok=0; break; }
+		sleep 1
+	done
+	check "peer b ($phase): SRP: ib_srp on $rdev logs in to 10.1.0.1" test $ok = 0
+	check "peer b ($phase): SRP: 16 MiB written and read back equal" srp_data $PAT
+	check "peer b ($phase): SRP: log out" srp_logout
+	check "peer b ($phase): ib_srp unloads" rmmod ib_srp
+	peer_tell srp-done
+	rm -f /tmp/srp-back
+}
+# iSER across the link: A's LIO target has an iSER portal, B's open-iscsi
+# logs in, makes ext4 on the LUN, writes files, logs out and in again and
+# reads them; A reads the files out of its LUN's file.
+iser_serve() { iser_load && iser_target_up 10.1.0.1; }
+iser_join() { iser_load && iser_initiator_up 10.1.0.1; }
+iser_pair() {
+	local ok=1
+	if [ "$role" = a ]; then
+		check "peer a ($phase): LIO iSCSI target with an iSER portal on 10.1.0.1:3260" iser_serve
+		peer_wait iser-done
+		check "peer a ($phase): iSER: the files in the LUN's file equal by sha256" \
+			iser_compare_image $PAT
+		iser_target_down 10.1.0.1
+		check "peer a ($phase): ib_isert unloads" iser_unload
+		return
+	fi
+	check "peer b ($phase): open-iscsi with a node record for 10.1.0.1 on its iser iface" iser_join
+	for _ in $(seq 60); do
+		iser_login 10.1.0.1 >/dev/null 2>&1 && { ok=0; break; }
+		sleep 1
+	done
+	check "peer b ($phase): iSER: log in to 10.1.0.1" test $ok = 0
+	check "peer b ($phase): iSER: ext4 made on the LUN, files of 1 B to 16 MiB written" \
+		iser_write $PAT
+	check "peer b ($phase): iSER: log out" iser_logout 10.1.0.1
+	check "peer b ($phase): iSER: log in again" iser_login 10.1.0.1
+	check "peer b ($phase): iSER: the files read back equal by sha256" iser_read $PAT
+	check "peer b ($phase): iSER: log out again" iser_logout 10.1.0.1
+	iser_initiator_down
+	check "peer b ($phase): ib_iser unloads" iser_unload
+	peer_tell iser-done
 }
 # A kernel ULP (tests/kmod/qpnic_ulppeer.c) on whichever device rdma_cm
 # finds: A serves, B connects, SENDs, WRITEs and READs; both check every
@@ -251,7 +382,7 @@ rping_pair() {
 	check "peer $role ($phase): $name" bash -c "test $ok = 0 || { grep -v -e \"^ *local address\" -e \"^ *remote address\" $log | tail -n 6; exit 1; }"
 }
 hw_counter() { cat "/sys/class/infiniband/$rdev/ports/1/hw_counters/$1"; }
-rdev=qpnicp
+rdev=qpnicp force_mr=0
 phase="qpnic-qpnic"
 traffic_set
 rping_pair "rping -V 100 x 4 KiB" -C 100 -S 4096 -V
@@ -313,11 +444,29 @@ use_driver "$([ "$role" = a ] && echo rxe || echo qpnic)"
 check "peer $role: switch drivers" test $? = 0
 phase="A rdma_rxe, B qpnic"
 traffic_set
+# The targets' FRWR paths across the link: ib_core's force_mr=1 on A makes
+# nvmet and svcrdma register what they move (REG_MR, LOCAL_INV) instead
+# of naming plain SGEs; rdma_rxe's on a qpnic host, then qpnic's on an
+# rdma_rxe host.
+force_mr=1
+if [ "$role" = a ]; then
+	rdma link delete $rdev
+	rmmod rdma_rxe
+	rdma_unload && modprobe ib_core force_mr=1 && use_driver rxe
+	check "peer a: ib_core loaded again with force_mr=1, rdma_rxe on eth0" test $? = 0
+fi
+phase="A rdma_rxe with force_mr, B qpnic"
+nvme_pair
+nfs_pair
+use_driver "$([ "$role" = a ] && echo qpnic || echo rxe)"
+check "peer $role: switch drivers" test $? = 0
+phase="A qpnic with force_mr, B rdma_rxe"
+nvme_pair
+nfs_pair
+force_mr=0
 # rdma-core's rdma_cm tests (server and client in one guest, over eth0's
 # address) on qpnic below the virtio NIC; they skip on a veth.
 if [ "$role" = a ]; then
-	use_driver qpnic
-	check "peer a: back to qpnic" test $? = 0
 	bash /opt/qpnic/guest/pyverbs.sh $rdev qpnic-virtio cm
 fi
 rdma link delete $rdev

@@ -10,6 +10,9 @@
 # REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone.
 . /opt/qpnic/guest/lib.sh
 . /opt/qpnic/guest/nvme.sh
+. /opt/qpnic/guest/nfs.sh
+. /opt/qpnic/guest/srp.sh
+. /opt/qpnic/guest/iser.sh
 PAT=/tmp/ulp-pat
 
 # `rdma res show` counts of qpnic0 (pd cq qp cm_id mr ...), with the CQs
@@ -95,65 +98,6 @@ phase_nvme() {
 		bash -c "test '$before' = '$after' && echo '$before' | grep -q 'cq in use [1-9]'"
 }
 
-nfs_mount() {
-	mount -t nfs4 -o vers=4.2,proto=rdma,port=20049 10.0.0.1:/ /mnt/nfs &&
-		grep -q 'proto=rdma' /proc/mounts
-}
-
-# Files of several sizes through the mount, compared by sha256 on the
-# server's side and, after a remount (no client cache), on the client's.
-nfs_files() {
-	local f
-	for f in 1 4096 131072 1048577 16777216; do
-		head -c $f $PAT >/mnt/nfs/f$f || return 1
-	done
-	sync
-	for f in 1 4096 131072 1048577 16777216; do
-		test "$(head -c $f $PAT | sha256sum)" = "$(sha256sum </srv/nfs/f$f)" || return 1
-	done
-	umount /mnt/nfs && nfs_mount || return 1
-	for f in 1 4096 131072 1048577 16777216; do
-		test "$(head -c $f $PAT | sha256sum)" = "$(sha256sum </mnt/nfs/f$f)" || return 1
-	done
-}
-
-nfs_fio() {
-	fio --thread --name=nfsverify --filename=/mnt/nfs/fio.dat --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs=4k-1m --size=16M --iodepth=8 --verify=crc32c \
-		--verify_fatal=1 --output=/tmp/fio-nfs.out && grep -q 'err= 0' /tmp/fio-nfs.out
-}
-
-nfs_server_up() {
-	local d=/proc/fs/nfsd
-	mkdir -p /srv/nfs /mnt/nfs /var/lib/nfs/v4recovery
-	mount -t tmpfs tmpfs /srv/nfs || { echo "tmpfs on /srv/nfs"; return 1; }
-	mountpoint -q $d || mount -t nfsd nfsd $d || { echo "mount nfsd"; return 1; }
-	echo '/srv/nfs 10.0.0.0/24(rw,no_root_squash,insecure,fsid=0,sync,no_subtree_check)' \
-		>/etc/exports
-	rpcbind </dev/null >/dev/null 2>&1 || { echo "rpcbind"; return 1; }
-	exportfs -ra || { echo "exportfs"; return 1; }
-	rpc.mountd </dev/null >/dev/null 2>&1 || { echo "rpc.mountd"; return 1; }
-	# rpc.nfsd insists on TCP for NFSv4; the kernel does not: an RDMA
-	# listener alone, and a short grace period (opens wait it out)
-	echo "-3 +4 +4.1 +4.2" >$d/versions || { echo "versions: $(cat $d/versions)"; return 1; }
-	echo 10 >$d/nfsv4gracetime && echo 10 >$d/nfsv4leasetime ||
-		{ echo "grace and lease times"; return 1; }
-	echo "rdma 20049" >$d/portlist || { echo "portlist"; return 1; }
-	echo 4 >$d/threads || { echo "threads"; return 1; }
-	# (one listener per address family, each of them RDMA)
-	grep -q '^rdma 20049$' $d/portlist && ! grep -qv '^rdma 20049$' $d/portlist ||
-		{ echo "portlist: $(cat $d/portlist)"; return 1; }
-}
-
-nfs_server_down() {
-	echo 0 >/proc/fs/nfsd/threads
-	exportfs -ua
-	pkill rpc.mountd
-	pkill rpcbind
-	umount /srv/nfs
-	umount /proc/fs/nfsd
-}
-
 phase_nfs() {
 	local before after
 	if ! have_modules rpcrdma nfsd nfsv4 || ! command -v rpc.nfsd >/dev/null; then
@@ -162,9 +106,11 @@ phase_nfs() {
 	fi
 	before=$(res_counts)
 	check "$t load rpcrdma, nfsd and nfsv4" bash -c "modprobe rpcrdma && modprobe nfsd && modprobe nfsv4"
-	check "$t nfsd with an RDMA listener only (10.0.0.1:20049)" nfs_server_up
-	check "$t NFSv4.2 mount with proto=rdma" nfs_mount
-	check "$t NFS/RDMA: files of 1 B to 16 MiB equal by sha256 on both sides" nfs_files
+	check "$t nfsd with an RDMA listener only (10.0.0.1:20049)" nfs_server_up 10.0.0.0/24
+	check "$t NFSv4.2 mount with proto=rdma" nfs_mount 10.0.0.1
+	check "$t NFS/RDMA: files of 1 B to 16 MiB written" nfs_write $PAT
+	check "$t NFS/RDMA: the files equal by sha256 on the server" nfs_compare $PAT /srv/nfs
+	check "$t NFS/RDMA: the files equal by sha256 read back after a remount" nfs_reread $PAT 10.0.0.1
 	check "$t NFS/RDMA: fio O_DIRECT randwrite 4 KiB..1 MiB, verify=crc32c" nfs_fio
 	check "$t NFS/RDMA: unmount" umount /mnt/nfs
 	nfs_server_down
@@ -174,87 +120,9 @@ phase_nfs() {
 		test "$before" = "$after"
 }
 
-rdma_unload() {
-	local m
-	for m in rdma_ucm ib_uverbs ib_umad rdma_cm iw_cm ib_cm ib_core; do
-		if grep -q "^$m " /proc/modules; then
-			rmmod $m || return 1
-		fi
-	done
-	! grep -q "^ib_core " /proc/modules
-}
-
-SRPT=/sys/kernel/config/target
-
-# ib_srpt on a 64 MiB file LUN, listening for rdma_cm on port 5555, with
-# an ACL for the initiator's address. Its port is named by qpnic0's GUID.
-srp_target_up() {
-	local gid tp
-	gid=$(cat /sys/class/infiniband/qpnic0/ports/1/gids/0)
-	tp=${gid#fe80:0000:0000:0000:}
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	truncate -s 64M /tmp/srp0.img
-	mkdir -p $SRPT/core/fileio_0/d0 || { echo "fileio backstore"; return 1; }
-	echo "fd_dev_name=/tmp/srp0.img,fd_dev_size=67108864,fd_buffered_io=1" \
-		>$SRPT/core/fileio_0/d0/control || { echo "fileio control"; return 1; }
-	echo 1 >$SRPT/core/fileio_0/d0/enable || { echo "fileio enable"; return 1; }
-	mkdir -p $SRPT/srpt && echo 5555 >$SRPT/srpt/discovery_auth/rdma_cm_port ||
-		{ echo "srpt rdma_cm_port"; return 1; }
-	mkdir -p "$SRPT/srpt/$tp/$tp/lun/lun_0" &&
-		ln -s $SRPT/core/fileio_0/d0 "$SRPT/srpt/$tp/$tp/lun/lun_0/" ||
-		{ echo "srpt port $tp: lun"; return 1; }
-	mkdir -p "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0" &&
-		ln -s "$SRPT/srpt/$tp/$tp/lun/lun_0" "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0/" ||
-		{ echo "srpt acl"; return 1; }
-	echo 1 >"$SRPT/srpt/$tp/$tp/enable" || { echo "srpt enable"; return 1; }
-}
-
-srp_target_down() {
-	local gid tp
-	gid=$(cat /sys/class/infiniband/qpnic0/ports/1/gids/0)
-	tp=${gid#fe80:0000:0000:0000:}
-	echo 0 >"$SRPT/srpt/$tp/$tp/enable"
-	rm -f "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0/lun_0"
-	rmdir "$SRPT/srpt/$tp/$tp/acls/10.0.0.1/lun_0" "$SRPT/srpt/$tp/$tp/acls/10.0.0.1"
-	rm -f "$SRPT/srpt/$tp/$tp/lun/lun_0/d0"
-	rmdir "$SRPT/srpt/$tp/$tp/lun/lun_0" "$SRPT/srpt/$tp/$tp" "$SRPT/srpt/$tp" $SRPT/srpt
-	rmdir $SRPT/core/fileio_0/d0 $SRPT/core/fileio_0
-	rm -f /tmp/srp0.img
-}
-
-# The SCSI disk of the ib_srp host, if it logged in.
-srp_dev() {
-	local h b
-	for h in /sys/class/scsi_host/host*; do
-		[ "$(cat "$h/proc_name" 2>/dev/null)" = ib_srp ] || continue
-		for b in "$h"/device/target*/*/block/*; do
-			[ -e "$b" ] && { echo "${b##*/}"; return; }
-		done
-	done
-}
-
-srp_login() {
-	local g
-	g=$(cat /sys/module/ib_srpt/parameters/srpt_service_guid)
-	echo "id_ext=$g,ioc_guid=$g,dest=10.0.0.1:5555" \
-		>/sys/class/infiniband_srp/srp-qpnic0-1/add_target || return 1
-	retry 100 disk_up srp_dev || { echo "no SCSI disk appeared"; return 1; }
-}
-
-srp_logout() {
-	local p
-	for p in /sys/class/srp_remote_ports/*; do
-		[ -e "$p/delete" ] && echo 1 >"$p/delete"
-	done
-	retry 100 disk_gone srp_dev
-}
-
-srp_data() {
-	local dev
-	dev=$(srp_dev)
-	dd if=$PAT of="/dev/$dev" bs=1M count=16 oflag=direct status=none &&
-		dd if="/dev/$dev" of=/tmp/ulp-back bs=1M count=16 iflag=direct status=none &&
-		cmp $PAT /tmp/ulp-back && sync && cmp -n 16777216 $PAT /tmp/srp0.img
+# The disk's data, and the target's file under it, equal to the pattern.
+srp_data_here() {
+	srp_data $PAT && sync && cmp -n 16777216 $PAT /tmp/srp0.img
 }
 
 # SRP: ib_srpt and the ib_srp initiator over rdma_cm, first registering
@@ -264,130 +132,29 @@ srp_data() {
 phase_srp() {
 	local before after m
 	if ! have_modules ib_srp ib_srpt target_core_file; then
-		# (the debug test kernel is built without the SCSI target core)
 		result SKIP "$t SRP" "ib_srp, ib_srpt or target_core_file not in this kernel"
 		return
 	fi
 	before=$(res_counts)
-	# (no udev in the guest: the disk driver is loaded by hand)
-	check "$t load ib_srpt, target_core_file and sd_mod" bash -c \
-		"modprobe target_core_file && modprobe ib_srpt && modprobe sd_mod"
-	check "$t ib_srpt LUN on a file, rdma_cm port 5555" srp_target_up
+	check "$t load ib_srpt, target_core_file and sd_mod" srp_load
+	check "$t ib_srpt LUN on a file, rdma_cm port 5555" srp_target_up qpnic0 10.0.0.1
 	for m in fr never_register; do
 		if [ $m = fr ]; then
 			modprobe ib_srp
 		else
 			modprobe ib_srp never_register=1
 		fi
-		check "$t SRP ($m): ib_srp logs in over rdma_cm" srp_login
-		check "$t SRP ($m): 16 MiB written and read back equal (host and target file)" srp_data
+		check "$t SRP ($m): ib_srp logs in over rdma_cm" srp_login qpnic0 10.0.0.1
+		check "$t SRP ($m): 16 MiB written and read back equal (host and target file)" \
+			srp_data_here
 		check "$t SRP ($m): log out" srp_logout
 		rmmod ib_srp
 	done
-	srp_target_down
+	srp_target_down qpnic0 10.0.0.1
 	check "$t ib_srpt unloads" bash -c "rmmod ib_srpt && modprobe -r target_core_file"
 	after=$(res_counts)
 	check "$t qpnic0 holds what it held before SRP (rdma res: $before / $after)" \
 		test "$before" = "$after"
-}
-
-ISCSI=/sys/kernel/config/target/iscsi
-IQN=iqn.2026-12.org.qpnic:iser0
-ISER_TPG=$ISCSI/$IQN/tpgt_1
-
-# LIO's iSCSI target on a 64 MiB file LUN, with an iSER portal on
-# 10.0.0.1:3260, open to any initiator without authentication.
-iser_target_up() {
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	truncate -s 64M /tmp/iser0.img
-	mkdir -p $SRPT/core/fileio_1/d1 || { echo "fileio backstore"; return 1; }
-	echo "fd_dev_name=/tmp/iser0.img,fd_dev_size=67108864,fd_buffered_io=1" \
-		>$SRPT/core/fileio_1/d1/control || { echo "fileio control"; return 1; }
-	echo 1 >$SRPT/core/fileio_1/d1/enable || { echo "fileio enable"; return 1; }
-	mkdir -p $ISER_TPG/lun/lun_0 && ln -s $SRPT/core/fileio_1/d1 $ISER_TPG/lun/lun_0/ ||
-		{ echo "iscsi lun"; return 1; }
-	echo 0 >$ISER_TPG/attrib/authentication &&
-		echo 1 >$ISER_TPG/attrib/generate_node_acls &&
-		echo 1 >$ISER_TPG/attrib/cache_dynamic_acls &&
-		echo 0 >$ISER_TPG/attrib/demo_mode_write_protect || { echo "tpg attributes"; return 1; }
-	mkdir $ISER_TPG/np/10.0.0.1:3260 && echo 1 >$ISER_TPG/np/10.0.0.1:3260/iser ||
-		{ echo "iSER portal"; return 1; }
-	echo 1 >$ISER_TPG/enable || { echo "tpg enable"; return 1; }
-}
-
-iser_target_down() {
-	echo 0 >$ISER_TPG/enable
-	echo 0 >$ISER_TPG/np/10.0.0.1:3260/iser
-	rmdir $ISER_TPG/np/10.0.0.1:3260
-	rm -f $ISER_TPG/lun/lun_0/d1
-	# (the fabric's own directory holds iscsi_target_mod)
-	rmdir $ISER_TPG/lun/lun_0 $ISER_TPG $ISCSI/$IQN $ISCSI
-	rmdir $SRPT/core/fileio_1/d1 $SRPT/core/fileio_1
-	rm -f /tmp/iser0.img
-}
-
-# open-iscsi with a node record for the target through its built-in
-# "iser" iface (no discovery: the record says all).
-iser_initiator_up() {
-	mkdir -p /etc/iscsi /run/lock/iscsi /var/lib/iscsi
-	grep -q '^InitiatorName=iqn' /etc/iscsi/initiatorname.iscsi 2>/dev/null ||
-		echo "InitiatorName=iqn.2026-12.org.qpnic:host" >/etc/iscsi/initiatorname.iscsi
-	iscsid </dev/null >/dev/null 2>&1 || { echo "iscsid"; return 1; }
-	iscsiadm -m node -o new -T $IQN -p 10.0.0.1:3260 -I iser >/dev/null ||
-		{ echo "iscsiadm node"; return 1; }
-}
-
-iser_initiator_down() {
-	iscsiadm -m node -o delete -T $IQN >/dev/null
-	iscsiadm -k 0 2>/dev/null || pkill iscsid
-}
-
-# The SCSI disk of the iSCSI session, if one is logged in.
-iser_dev() {
-	local b
-	for b in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
-		[ -e "$b" ] && { echo "${b##*/}"; return; }
-	done
-}
-
-iser_login() {
-	iscsiadm -m node -T $IQN -p 10.0.0.1:3260 -I iser --login >/dev/null || return 1
-	# ("iser: [1] 10.0.0.1:3260,1 iqn...": the session's transport)
-	iscsiadm -m session | grep -q "^iser: .*$IQN" ||
-		{ echo "not over iser: $(iscsiadm -m session)"; return 1; }
-	retry 100 disk_up iser_dev || { echo "no SCSI disk appeared"; return 1; }
-}
-
-iser_logout() {
-	iscsiadm -m node -T $IQN -p 10.0.0.1:3260 -I iser --logout >/dev/null || return 1
-	retry 100 disk_gone iser_dev
-}
-
-ISER_FILES="1 4096 131072 1048577 16777216"
-
-# An ext4 filesystem on the LUN with files of several sizes.
-iser_write() {
-	local dev f
-	dev=$(iser_dev)
-	[ -n "$dev" ] || { echo "no disk"; return 1; }
-	mkdir -p /mnt/iser
-	mkfs.ext4 -q -F "/dev/$dev" && mount "/dev/$dev" /mnt/iser ||
-		{ echo "mkfs and mount"; return 1; }
-	for f in $ISER_FILES; do
-		head -c "$f" $PAT >/mnt/iser/f"$f" || return 1
-	done
-	umount /mnt/iser
-}
-
-# After a new login (nothing cached on this side), the files again.
-iser_read() {
-	local f
-	mount "/dev/$(iser_dev)" /mnt/iser || { echo "mount"; return 1; }
-	for f in $ISER_FILES; do
-		test "$(head -c "$f" $PAT | sha256sum)" = "$(sha256sum </mnt/iser/f"$f")" ||
-			{ umount /mnt/iser; echo "f$f differs"; return 1; }
-	done
-	umount /mnt/iser
 }
 
 # iSER: LIO's ib_isert target and open-iscsi's ib_iser initiator, a
@@ -396,26 +163,23 @@ phase_iser() {
 	local before after
 	if ! have_modules ib_iser ib_isert iscsi_target_mod target_core_file ext4 ||
 	   ! command -v iscsiadm >/dev/null; then
-		# (the debug test kernel is built without the SCSI target core)
 		result SKIP "$t iSER" "ib_iser, ib_isert, the iSCSI target, ext4 or open-iscsi missing"
 		return
 	fi
 	before=$(res_counts)
-	check "$t load ib_isert, ib_iser, target_core_file, sd_mod and ext4" bash -c \
-		"modprobe target_core_file && modprobe iscsi_target_mod && modprobe ib_isert &&
-		 modprobe ib_iser && modprobe sd_mod && modprobe ext4"
-	check "$t LIO iSCSI target with an iSER portal on 10.0.0.1:3260" iser_target_up
-	check "$t open-iscsi with a node record on its iser iface" iser_initiator_up
-	check "$t iSER: log in" iser_login
-	check "$t iSER: ext4 made on the LUN, files of 1 B to 16 MiB written" iser_write
-	check "$t iSER: log out" iser_logout
-	check "$t iSER: log in again" iser_login
-	check "$t iSER: the files read back equal by sha256" iser_read
-	check "$t iSER: log out again" iser_logout
+	check "$t load ib_isert, ib_iser, target_core_file, sd_mod and ext4" iser_load
+	check "$t LIO iSCSI target with an iSER portal on 10.0.0.1:3260" iser_target_up 10.0.0.1
+	check "$t open-iscsi with a node record on its iser iface" iser_initiator_up 10.0.0.1
+	check "$t iSER: log in" iser_login 10.0.0.1
+	check "$t iSER: ext4 made on the LUN, files of 1 B to 16 MiB written" iser_write $PAT
+	check "$t iSER: log out" iser_logout 10.0.0.1
+	check "$t iSER: log in again" iser_login 10.0.0.1
+	check "$t iSER: the files read back equal by sha256" iser_read $PAT
+	check "$t iSER: log out again" iser_logout 10.0.0.1
+	check "$t iSER: the files in the target's LUN file equal by sha256" iser_compare_image $PAT
 	iser_initiator_down
-	iser_target_down
-	check "$t ib_iser and ib_isert unload" bash -c \
-		"rmmod ib_iser && rmmod ib_isert && modprobe -r iscsi_target_mod target_core_file"
+	iser_target_down 10.0.0.1
+	check "$t ib_iser and ib_isert unload" iser_unload
 	after=$(res_counts)
 	check "$t qpnic0 holds what it held before iSER (rdma res: $before / $after)" \
 		test "$before" = "$after"
