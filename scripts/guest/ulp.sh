@@ -7,7 +7,8 @@
 # checked end to end; afterwards the ULP modules unload and the device
 # holds what it held before. Then all again with ib_core's force_mr=1 (a load parameter:
 # every RDMA module goes first), which makes the targets register through
-# REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone.
+# REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone
+# (ulp.sh nvme nfs srp iser smb: some of them).
 . /opt/qpnic/guest/lib.sh
 . /opt/qpnic/guest/nvme.sh
 . /opt/qpnic/guest/nfs.sh
@@ -278,16 +279,16 @@ run_mode() {
 	check "$t load qpnic, qpnic0 on veth0" qpnic_up qpnic0 veth0
 	# every error path of qpnic says why in the kernel log
 	echo 'module qpnic +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
-	phase_nvme
-	phase_nfs
-	phase_srp
-	phase_iser
-	phase_smb
+	for ulp in $ulps; do
+		"phase_$ulp"
+	done
 	qpnic_down qpnic0
 	teardown_veth
 	check "$t no ULP or driver complaint in the kernel log" log_clean
 }
 
+# (arguments name some of the ULPs, to run only those)
+ulps=${*:-nvme nfs srp iser smb}
 head -c 16M /dev/urandom >$PAT
 run_mode plain
 check "ulp: every RDMA module unloads" rdma_unload
