@@ -7,7 +7,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-packages=iproute2,kmod,procps,rdma-core,ibverbs-providers,ibverbs-utils,perftest,rdmacm-utils,python3-pyverbs,libibverbs1,librdmacm1,fio,nfs-kernel-server,nfs-common,rpcbind,open-iscsi,ksmbd-tools,cifs-utils
+# (ksmbd-tools comes from trixie, below: its libraries are listed here)
+packages=iproute2,kmod,procps,rdma-core,ibverbs-providers,ibverbs-utils,perftest,rdmacm-utils,python3-pyverbs,libibverbs1,librdmacm1,fio,nfs-kernel-server,nfs-common,rpcbind,open-iscsi,cifs-utils,libglib2.0-0,libnl-3-200,libnl-genl-3-200
 mirror=${QPNIC_MIRROR:-http://deb.debian.org/debian}
 key=$( { cat "$0"; echo "$packages $mirror"; } | sha256sum | cut -c1-12)
 dir=$QPNIC_CACHE/rootfs/$key
@@ -25,6 +26,23 @@ debootstrap --variant=minbase --include="$packages" bookworm "$root" "$mirror" \
 	>"$dir/debootstrap.log" 2>&1 ||
 	{ tail -n 20 "$dir/debootstrap.log" >&2; die "debootstrap failed (log: $dir/debootstrap.log)"; }
 say "debootstrap done in $((SECONDS - start)) s"
+
+# Debian 12's ksmbd-tools (3.4.7) predates the share config's payload_sz
+# that 6.1.192's ksmbd checks: every tree connect fails. Trixie's (3.5.3)
+# fills it, and runs on bookworm's libraries (libglib2.0-0t64 is
+# libglib2.0-0 renamed, the same ABI on amd64).
+apt_dir=$dir/apt-trixie
+mkdir -p "$apt_dir/lists/partial"
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" \
+	>"$apt_dir/sources.list"
+apt_opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+	-o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache::archives="$apt_dir")
+apt-get "${apt_opts[@]}" update >"$dir/apt-trixie.log" 2>&1 &&
+	(cd "$apt_dir" && apt-get "${apt_opts[@]}" download ksmbd-tools) >>"$dir/apt-trixie.log" 2>&1 ||
+	{ tail -n 5 "$dir/apt-trixie.log" >&2; die "fetching trixie's ksmbd-tools failed (log: $dir/apt-trixie.log)"; }
+dpkg -x "$apt_dir"/ksmbd-tools_*.deb "$root"
+say "ksmbd-tools from trixie: $(basename "$apt_dir"/ksmbd-tools_*.deb)"
+rm -rf "$apt_dir"
 
 # Trim what the guest never reads; keep rdma-core's docs: the pyverbs tests live there.
 rm -rf "$root"/usr/share/man "$root"/usr/share/info "$root"/usr/share/locale \

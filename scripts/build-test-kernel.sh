@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Build the debug test kernel from Debian's linux-source-6.1 with the
-# committed fragments, cached under $QPNIC_CACHE/test-kernel/<key>, where the
-# key covers the fragments, this script and the source package version.
-# Prints the build directory on stdout.
+# committed fragments and kernel-patches/ (fixes of bugs in Debian's source
+# that a test runs into), cached under $QPNIC_CACHE/test-kernel/<key>,
+# where the key covers the fragments, the patches, this script and the
+# source package version. Prints the build directory on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 frags=("$QPNIC_TOP/scripts/kconfig/test-base.config" "$QPNIC_TOP/scripts/kconfig/test-debug.config")
 srcver=$(pkg_version linux-source-6.1)
 [ -n "$srcver" ] || die "linux-source-6.1 is not installed (run scripts/deps.sh)"
-key=$(cat "${frags[@]}" "$0" | { cat; echo "$srcver"; } | sha256sum | cut -c1-12)
+patches=("$QPNIC_TOP"/scripts/kernel-patches/*.patch)
+key=$(cat "${frags[@]}" "${patches[@]}" "$0" | { cat; echo "$srcver"; } | sha256sum | cut -c1-12)
 dir=$QPNIC_CACHE/test-kernel/$key
 out=$dir/build
 if [ -f "$dir/.done" ]; then
@@ -26,6 +28,13 @@ if [ ! -f "$src/.done" ]; then
 		tar -xf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1
 	touch "$src/.done"
 fi
+# (each patch once: the unpacked source is kept across keys)
+for p in "${patches[@]}"; do
+	if ! patch -d "$src" -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
+		patch -d "$src" -p1 -s -f <"$p" >/dev/null || die "kernel patch $(basename "$p") does not apply"
+		say "applied kernel patch $(basename "$p")"
+	fi
+done
 
 need_free_mb "$QPNIC_CACHE" 4000
 rm -rf "$dir" && mkdir -p "$out"

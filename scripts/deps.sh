@@ -6,7 +6,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 packages=(
-	build-essential bc bison flex libelf-dev libssl-dev dwarves
+	build-essential bc bison flex libelf-dev libssl-dev dwarves patch
 	linux-source-6.1 linux-headers-amd64 sparse
 	qemu-system-x86 cpio kmod zstd xz-utils debootstrap python3
 	libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
