@@ -48,6 +48,7 @@ static void fr_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn)
 {
 	const struct qpnic_test_rc_path path = {
 		.dgid = &fr.gid, .psn = 100, .rd_atomic = 4, .timeout = 12,
+		.retry_cnt = 7, .rnr_retry = 7,
 		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
 	};
 
@@ -182,18 +183,6 @@ static int fr_post_recv(struct ib_qp *qp, void *buf, u32 len, u32 lkey,
 	return ib_post_recv(qp, &wr, NULL);
 }
 
-static void fr_expect(struct kunit *test, struct ib_cq *cq,
-		      enum ib_wc_status status, enum ib_wc_opcode opcode,
-		      u64 wr_id, struct ib_wc *wc)
-{
-	KUNIT_ASSERT_EQ_MSG(test, qpnic_test_poll(cq, wc, 3000), 1,
-			    "no completion for %llu", wr_id);
-	KUNIT_EXPECT_EQ_MSG(test, wc->status, status, "wr_id %llu", wr_id);
-	if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
-		KUNIT_EXPECT_EQ_MSG(test, wc->opcode, opcode, "wr_id %llu", wr_id);
-	KUNIT_EXPECT_EQ(test, wc->wr_id, wr_id);
-}
-
 static void fr_expect_none(struct kunit *test, struct ib_cq *cq)
 {
 	struct ib_wc wc;
@@ -217,7 +206,7 @@ static u32 fr_register(struct kunit *test, struct fr_pair *p, struct ib_mr *mr,
 
 	KUNIT_ASSERT_EQ(test, fr_post_reg(p->b, mr, key, FR_ACCESS,
 					  IB_SEND_SIGNALED, wr_id), 0);
-	fr_expect(test, p->cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, wr_id, &wc);
+	qpnic_test_expect(test, p->cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, wr_id, &wc);
 	return key;
 }
 
@@ -323,26 +312,26 @@ static void qpnic_frwr_reg_write_read(struct kunit *test)
 	/* 3000 bytes from 1000 into the MR: across two page boundaries */
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 3000,
 					   iova + 1000, key, 2), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(m.buf + 200 + 1000, src, 3000));
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_READ, dst, 3000,
 					   iova + 1000, key, 3), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 3, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 3, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(dst, src, 3000));
 	/* past the end of the registration (mapped length), and before it */
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_READ, dst, 16,
 					   iova + m.mr->length - 8, key, 4), 0);
-	fr_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_READ, 4, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_READ, 4, &wc);
 	fr_pair_destroy(&p);
 
 	/* invalidated by the lkey: the old rkey moves nothing */
 	fr_pair_init(test, &p);
 	KUNIT_ASSERT_EQ(test, fr_post_inv(p.b, m.mr->lkey, IB_SEND_SIGNALED, 5), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 5, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 5, &wc);
 	memset(m.buf, 0, FR_PAGES * PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 64,
 					   iova, key, 6), 0);
-	fr_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 6, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 6, &wc);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(m.buf, 0, FR_PAGES * PAGE_SIZE));
 	fr_pair_destroy(&p);
 
@@ -353,7 +342,7 @@ static void qpnic_frwr_reg_write_read(struct kunit *test)
 	key = fr_register(test, &p, m.mr, 7);
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 100,
 					   5000, key, 8), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 8, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 8, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(m.buf + 5000, src, 100));
 	fr_pair_destroy(&p);
 	/* dereg of a VALID MR */
@@ -372,7 +361,7 @@ static void fr_reg_fails(struct kunit *test, struct ib_mr *mr, u32 key,
 	fr_pair_init(test, &p);
 	/* unsignaled: an error completes all the same */
 	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, mr, key, access, 0, 9), 0);
-	fr_expect(test, p.cq_b, status, IB_WC_REG_MR, 9, &wc);
+	qpnic_test_expect(test, p.cq_b, status, IB_WC_REG_MR, 9, &wc);
 	KUNIT_EXPECT_EQ(test, ib_query_qp(p.b, &attr, IB_QP_STATE, &init), 0);
 	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_ERR);
 	fr_pair_destroy(&p);
@@ -407,13 +396,13 @@ static void qpnic_frwr_reg_errors(struct kunit *test)
 	fr_pair_init(test, &p);
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 64,
 					   m.mr->iova + 8, key, 2), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(m.buf + 8, src, 64));
 	KUNIT_ASSERT_EQ(test, fr_post_inv(p.b, key, IB_SEND_SIGNALED, 3), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 3, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 3, &wc);
 	/* invalidating a FREE MR succeeds too */
 	KUNIT_ASSERT_EQ(test, fr_post_inv(p.b, key, IB_SEND_SIGNALED, 4), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 4, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 4, &wc);
 	fr_pair_destroy(&p);
 
 	/* FREE now, but these still fail */
@@ -427,11 +416,11 @@ static void qpnic_frwr_reg_errors(struct kunit *test)
 	/* LOCAL_INV of keys that may not be invalidated */
 	fr_pair_init(test, &p);
 	KUNIT_ASSERT_EQ(test, fr_post_inv(p.b, fr.pd->local_dma_lkey, 0, 5), 0);
-	fr_expect(test, p.cq_b, IB_WC_LOC_QP_OP_ERR, IB_WC_LOCAL_INV, 5, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_LOC_QP_OP_ERR, IB_WC_LOCAL_INV, 5, &wc);
 	fr_pair_destroy(&p);
 	fr_pair_init(test, &p);
 	KUNIT_ASSERT_EQ(test, fr_post_inv(p.b, other.mr->rkey, 0, 6), 0);
-	fr_expect(test, p.cq_b, IB_WC_LOC_PROT_ERR, IB_WC_LOCAL_INV, 6, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_LOC_PROT_ERR, IB_WC_LOCAL_INV, 6, &wc);
 	fr_pair_destroy(&p);
 
 	/* and after all that, a correct registration works */
@@ -465,8 +454,8 @@ static void qpnic_frwr_remote_inv(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, fr_post_reg(p.b, m.mr, key, FR_ACCESS, 0, 1), 0);
 	KUNIT_ASSERT_EQ(test, fr_post_recv(p.b, rbuf, 64, fr.pd->local_dma_lkey, 2), 0);
 	KUNIT_ASSERT_EQ(test, fr_post_send_inv(p.a, msg, 40, key, 3), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 3, &wc);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 3, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 2, &wc);
 	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
 	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, key);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 40U);
@@ -475,7 +464,7 @@ static void qpnic_frwr_remote_inv(struct kunit *test)
 	fr_expect_none(test, p.cq_b);
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, msg, 8,
 					   m.mr->iova, key, 4), 0);
-	fr_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 4, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 4, &wc);
 	fr_pair_destroy(&p);
 
 	fr_pair_init(test, &p);
@@ -496,8 +485,8 @@ static void fr_remote_inv_fails(struct kunit *test, u32 key)
 	KUNIT_ASSERT_EQ(test, fr_post_recv(p.b, buf + 64, 64, fr.pd->local_dma_lkey,
 					   1), 0);
 	KUNIT_ASSERT_EQ(test, fr_post_send_inv(p.a, buf, 16, key, 2), 0);
-	fr_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, 2, &wc);
-	fr_expect(test, p.cq_b, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 1, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, 2, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 1, &wc);
 	fr_pair_destroy(&p);
 }
 
@@ -527,7 +516,7 @@ static void qpnic_frwr_remote_inv_refused(struct kunit *test)
 	fr_pair_init(test, &p);
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 16,
 					   m.mr->iova, key, 2), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
 	fr_pair_destroy(&p);
 	fr_mr_destroy(&other);
 	fr_mr_destroy(&m);
@@ -576,14 +565,14 @@ static void qpnic_frwr_chains_and_flush(struct kunit *test)
 	err = ib_post_send(p.b, &inv, NULL);
 	local_irq_restore(flags);
 	KUNIT_ASSERT_EQ(test, err, 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_SEND, 3, &wc);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RECV, 4, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_SEND, 3, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RECV, 4, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(rbuf, m.buf, 256));
 	fr_expect_none(test, p.cq_b);
 	/* only LOCAL_WRITE: the rkey gives the peer nothing */
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_READ, rbuf, 8,
 					   m.mr->iova, m.mr->rkey, 5), 0);
-	fr_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_READ, 5, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_READ, 5, &wc);
 
 	/* B in ERR: unsignaled local WRs flush, with their opcodes */
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(p.b, &err_attr, IB_QP_STATE), 0);
@@ -593,8 +582,8 @@ static void qpnic_frwr_chains_and_flush(struct kunit *test)
 	reg.wr.next = &inv;
 	inv.wr_id = 7;
 	KUNIT_ASSERT_EQ(test, ib_post_send(p.b, &reg.wr, NULL), 0);
-	fr_expect(test, p.cq_b, IB_WC_WR_FLUSH_ERR, IB_WC_REG_MR, 6, &wc);
-	fr_expect(test, p.cq_b, IB_WC_WR_FLUSH_ERR, IB_WC_LOCAL_INV, 7, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_WR_FLUSH_ERR, IB_WC_REG_MR, 6, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_WR_FLUSH_ERR, IB_WC_LOCAL_INV, 7, &wc);
 	fr_pair_destroy(&p);
 	fr_mr_destroy(&m);
 }
@@ -630,14 +619,14 @@ static void qpnic_frwr_in_order(struct kunit *test)
 					  IB_SEND_SIGNALED, 3), 0);
 	KUNIT_ASSERT_EQ(test, fr_post_send(p.b, &key, sizeof(key), IB_WR_SEND,
 					   0, 4), 0);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 3, &wc);
-	fr_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_SEND, 4, &wc);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_REG_MR, 3, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_SEND, 4, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(dst, big, 64 * 1024));
 	KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, big, 32,
 					   m.mr->iova, *(u32 *)rbuf, 5), 0);
-	fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 5, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 5, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(m.buf, big, 32));
 	fr_pair_destroy(&p);
 	fr_mr_destroy(&m);
@@ -740,7 +729,7 @@ static void qpnic_frwr_inv_waits_for_copy(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, fr_post_rdma(p.a, IB_WR_RDMA_WRITE, src, 1024,
 						   m.mr->iova, fr_race.key, 3), 0);
 		/* the WRITE passed its lookup: it lands, and is acknowledged */
-		fr_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 3, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 3, &wc);
 		KUNIT_EXPECT_TRUE(test, !memcmp(m.buf, src, 1024));
 		KUNIT_EXPECT_EQ(test, READ_ONCE(fr_race.armed), 0);
 		flush_work(&fr_race.inv_work);

@@ -264,6 +264,7 @@ static void race_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn)
 	/* a 1 ms ACK timeout: retransmissions come soon */
 	const struct qpnic_test_rc_path path = {
 		.dgid = &race.gid, .psn = 0x700, .rd_atomic = 1, .timeout = 8,
+		.retry_cnt = 7, .rnr_retry = 7,
 	};
 
 	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(qp, dqpn, &path), 0);

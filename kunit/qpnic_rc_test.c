@@ -60,43 +60,15 @@ static struct ib_qp *rc_qp(struct kunit *test, struct ib_cq *cq,
 static void rc_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn,
 		       const struct rc_opts *o)
 {
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_ATOMIC,
+	const struct qpnic_test_rc_path path = {
+		.dgid = &rc.gid, .psn = o->psn, .rd_atomic = 4,
+		.timeout = o->timeout ?: 12,	/* 16.8 ms */
+		.retry_cnt = o->retry_cnt, .rnr_retry = o->rnr_retry,
+		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_ATOMIC,
 	};
-	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-		   IB_QP_ACCESS_FLAGS;
-	bool is_rc = o->type == IB_QPT_RC;
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, mask), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = o->psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;		/* 10 us */
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &rc.gid, 0, 0, 64, 0);
-	mask = IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-	       IB_QP_RQ_PSN;
-	if (is_rc)
-		mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, mask), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.sq_psn = o->psn;
-	a.timeout = o->timeout ?: 12;	/* 16.8 ms */
-	a.retry_cnt = o->retry_cnt;
-	a.rnr_retry = o->rnr_retry;
-	a.max_rd_atomic = 4;
-	mask = IB_QP_STATE | IB_QP_SQ_PSN;
-	if (is_rc)
-		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
-			IB_QP_MAX_QP_RD_ATOMIC;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &a, mask), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(qp, dqpn, &path), 0);
 }
 
 static void rc_pair_init(struct kunit *test, struct rc_pair *p,
@@ -173,19 +145,6 @@ static void rc_fill(u8 *buf, u32 len, u8 seed)
 		buf[i] = seed + i * 7 + (i >> 8);
 }
 
-/* Expect one completion on @cq: status, opcode, wr_id. */
-static void rc_expect(struct kunit *test, struct ib_cq *cq,
-		      enum ib_wc_status status, enum ib_wc_opcode opcode,
-		      u64 wr_id, struct ib_wc *wc)
-{
-	KUNIT_ASSERT_EQ_MSG(test, qpnic_test_poll(cq, wc, 3000), 1, "no completion for %llu",
-			    wr_id);
-	KUNIT_EXPECT_EQ_MSG(test, wc->status, status, "wr_id %llu", wr_id);
-	if (status == IB_WC_SUCCESS)
-		KUNIT_EXPECT_EQ_MSG(test, wc->opcode, opcode, "wr_id %llu", wr_id);
-	KUNIT_EXPECT_EQ(test, wc->wr_id, wr_id);
-}
-
 #define RC_LEN	(9 * 1024 + 123)	/* 10 packets at a 1024-byte MTU */
 #define RC_ADDS	20
 
@@ -211,7 +170,7 @@ static void rc_atomics(struct kunit *test, struct rc_pair *p)
 						     &res[i - 1], target, i, 0,
 						     10 + i), 0);
 	for (i = 1; i <= RC_ADDS; i++) {
-		rc_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_FETCH_ADD, 10 + i, &wc);
+		qpnic_test_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_FETCH_ADD, 10 + i, &wc);
 		KUNIT_EXPECT_EQ(test, wc.byte_len, 8U);
 		KUNIT_EXPECT_EQ_MSG(test, res[i - 1], expect, "add %d", i);
 		expect += i;
@@ -222,8 +181,8 @@ static void rc_atomics(struct kunit *test, struct rc_pair *p)
 	KUNIT_ASSERT_EQ(test, rc_post_atomic(p->a, IB_WR_ATOMIC_CMP_AND_SWP,
 					     &res[RC_ADDS + 1], target, expect, 9,
 					     41), 0);
-	rc_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_COMP_SWAP, 40, &wc);
-	rc_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_COMP_SWAP, 41, &wc);
+	qpnic_test_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_COMP_SWAP, 40, &wc);
+	qpnic_test_expect(test, p->cq_a, IB_WC_SUCCESS, IB_WC_COMP_SWAP, 41, &wc);
 	KUNIT_EXPECT_EQ(test, res[RC_ADDS], expect);
 	KUNIT_EXPECT_EQ(test, res[RC_ADDS + 1], 7ULL);
 	KUNIT_EXPECT_EQ(test, *target, 7ULL);
@@ -252,8 +211,8 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst, RC_LEN, 100), 0);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND_WITH_IMM, src, RC_LEN,
 				      NULL, 0, 1), 0);
-	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 1, &wc);
-	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 1, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100, &wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, RC_LEN);
 	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_IMM);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x1234abcd);
@@ -263,7 +222,7 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 	rc_fill(src, RC_LEN, 2);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src, RC_LEN, dst,
 				      rkey, 2), 0);
-	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 2, &wc);
 	/* UC completes a WRITE once it is sent: give the responder time */
 	for (i = 0; i < 1000 && memcmp(dst, src, RC_LEN); i++)
 		usleep_range(500, 1000);
@@ -273,8 +232,8 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, back, 16, 101), 0);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE_WITH_IMM, src, RC_LEN,
 				      dst, rkey, 3), 0);
-	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 3, &wc);
-	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM, 101, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 3, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM, 101, &wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, RC_LEN);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x1234abcd);
 	KUNIT_EXPECT_EQ(test, memcmp(dst, src, RC_LEN), 0);
@@ -283,7 +242,7 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 		memset(back, 0, RC_LEN);
 		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, back, RC_LEN,
 					      dst, rkey, 4), 0);
-		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 4, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 4, &wc);
 		KUNIT_EXPECT_EQ(test, memcmp(back, src, RC_LEN), 0);
 		rc_atomics(test, &p);
 	}
@@ -373,8 +332,8 @@ static void qpnic_rc_rnr(struct kunit *test)
 		usleep_range(500, 1000);
 	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
 	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, buf + 1024, 1024, 70), 0);
-	rc_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 70, &wc);
-	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 7, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 70, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 7, &wc);
 	KUNIT_EXPECT_EQ(test, memcmp(buf, buf + 1024, 1024), 0);
 	KUNIT_EXPECT_GE(test, qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks"), rnr + 2);
 	rc_pair_destroy(&p);
@@ -382,7 +341,7 @@ static void qpnic_rc_rnr(struct kunit *test)
 	o.rnr_retry = 0;
 	rc_pair_init(test, &p, &o);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 64, NULL, 0, 8), 0);
-	rc_expect(test, p.cq_a, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SEND, 8, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_RNR_RETRY_EXC_ERR, IB_WC_SEND, 8, &wc);
 	rc_pair_destroy(&p);
 }
 
@@ -406,8 +365,8 @@ static void qpnic_rc_remote_access(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, buf, 512, buf + 2048,
 				      rc.pd->unsafe_global_rkey ^ 0x1, 1), 0);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 16, NULL, 0, 2), 0);
-	rc_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 1, &wc);
-	rc_expect(test, p.cq_a, IB_WC_WR_FLUSH_ERR, IB_WC_SEND, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_RDMA_WRITE, 1, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_WR_FLUSH_ERR, IB_WC_SEND, 2, &wc);
 	KUNIT_EXPECT_EQ(test, buf[2048], 0x77);
 	KUNIT_EXPECT_EQ(test, ib_query_qp(p.a, &attr, IB_QP_STATE, &init), 0);
 	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_ERR);
@@ -436,7 +395,7 @@ static void qpnic_rc_atomic_refused(struct kunit *test)
 	rc_pair_init(test, &p, &o);
 	KUNIT_ASSERT_EQ(test, rc_post_atomic(p.a, IB_WR_ATOMIC_FETCH_AND_ADD, &buf[0],
 					     (u64 *)((u8 *)&buf[1] + 4), 1, 0, 1), 0);
-	rc_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_FETCH_ADD, 1, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_FETCH_ADD, 1, &wc);
 	KUNIT_EXPECT_EQ(test, buf[1], 0x1111ULL);
 	KUNIT_EXPECT_EQ(test, buf[2], 0x2222ULL);
 	rc_pair_destroy(&p);
@@ -452,7 +411,7 @@ static void qpnic_rc_atomic_refused(struct kunit *test)
 		.compare_add = 0x2222, .swap = 5,
 	};
 	KUNIT_ASSERT_EQ(test, ib_post_send(p.a, &bad_key.wr, NULL), 0);
-	rc_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_COMP_SWAP, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_ACCESS_ERR, IB_WC_COMP_SWAP, 2, &wc);
 	KUNIT_EXPECT_EQ(test, buf[2], 0x2222ULL);
 	rc_pair_destroy(&p);
 }
@@ -508,9 +467,9 @@ static void qpnic_rc_send_with_inv(struct kunit *test)
 	atomic_set(&rc_bad_hash, 0);
 	WRITE_ONCE(qpnic_kunit_lo_hook, rc_catch_inv);
 	KUNIT_ASSERT_EQ(test, ib_post_send(p.a, &wr, NULL), 0);
-	rc_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, 5, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_REM_INV_REQ_ERR, IB_WC_SEND, 5, &wc);
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
-	rc_expect(test, p.cq_b, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 50, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_REM_INV_REQ_ERR, IB_WC_RECV, 50, &wc);
 	KUNIT_EXPECT_EQ(test, rc_inv_seen, 0xabcd1234U);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rc_bad_hash), 0);
 	rc_pair_destroy(&p);
@@ -532,7 +491,7 @@ static void qpnic_rc_retry_exceeded(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	rc_pair_init(test, &p, &o);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 64, NULL, 0, 5), 0);
-	rc_expect(test, p.cq_a, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 5, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 5, &wc);
 	/* the first timeout and two retries */
 	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"), timeouts + 3);
 	rc_pair_destroy(&p);
@@ -622,7 +581,7 @@ static void qpnic_rc_error_events(struct kunit *test)
 	qp = rc_qp_events(test, cq, srq, e);
 	rc_connect(test, qp, 0xfffff0, &o);	/* nobody answers */
 	KUNIT_ASSERT_EQ(test, rc_post(qp, IB_WR_SEND, buf, 64, NULL, 0, 9), 0);
-	rc_expect(test, cq, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 9, &wc);
+	qpnic_test_expect(test, cq, IB_WC_RETRY_EXC_ERR, IB_WC_SEND, 9, &wc);
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 2, 2000), 2);
 	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_QP_FATAL);
 	KUNIT_EXPECT_EQ(test, e->type[1], IB_EVENT_QP_LAST_WQE_REACHED);
@@ -679,10 +638,10 @@ static void qpnic_rc_sq_drained(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 200), 0);
 	/* the wire back: the resend is acknowledged, then the SQ is drained */
 	atomic_set(&rc_hold_wire, 0);
-	rc_expect(test, cq_a, IB_WC_SUCCESS, IB_WC_SEND, 2, &wc);
+	qpnic_test_expect(test, cq_a, IB_WC_SUCCESS, IB_WC_SEND, 2, &wc);
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 2000), 1);
 	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_SQ_DRAINED);
-	rc_expect(test, cq_b, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
+	qpnic_test_expect(test, cq_b, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(src, dst, RC_LEN));
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
 	ib_destroy_qp(qb);
@@ -814,7 +773,7 @@ static void qpnic_rc_mtu_change(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_query_port(rc.ibdev, 1, &pa), 0);
 	KUNIT_EXPECT_EQ(test, pa.active_mtu, IB_MTU_256);
 	KUNIT_ASSERT_EQ(test, ib_post_send(ud, &wr.wr, NULL), 0);
-	rc_expect(test, p.cq_a, IB_WC_LOC_LEN_ERR, IB_WC_SEND, 3, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_LOC_LEN_ERR, IB_WC_SEND, 3, &wc);
 	KUNIT_EXPECT_EQ(test, rc_set_mtu(1500), 0);
 	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 	ib_destroy_qp(ud);
@@ -861,8 +820,8 @@ static void qpnic_rc_read_implied_nak(struct kunit *test)
 				      rc.pd->unsafe_global_rkey, 1), 0);
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, dst + 4096, 4096,
 				      src + 4096, rc.pd->unsafe_global_rkey, 2), 0);
-	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 1, &wc);
-	rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 1, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 2, &wc);
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rc_lost_last), 1);
 	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - start), 700U);
@@ -908,9 +867,9 @@ static void qpnic_rc_answers_behind_read_in_order(struct kunit *test)
 						     &orig[i], counter, 1, 0, 30 + i), 0);
 	}
 	for (i = 0; i < 4; i++) {
-		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 10 + i, &wc);
-		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 20 + i, &wc);
-		rc_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_FETCH_ADD, 30 + i, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 10 + i, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 20 + i, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_FETCH_ADD, 30 + i, &wc);
 		KUNIT_EXPECT_EQ(test, orig[i], 100ULL + i);
 	}
 	KUNIT_EXPECT_EQ(test, *counter, 104ULL);

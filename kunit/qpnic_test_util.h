@@ -147,19 +147,23 @@ struct qpnic_test_rc_path {
 	int access;		/* qp_access_flags */
 	u8 rd_atomic;		/* max_rd_atomic and max_dest_rd_atomic */
 	u8 timeout;		/* local ACK timeout */
+	u8 retry_cnt;
+	u8 rnr_retry;
 };
 
 /*
- * @qp, RC, through INIT and RTR to RTS towards QP @dqpn at @path->dgid:
- * MTU 1024, an RNR timer of 10 us, retry_cnt and rnr_retry 7.
+ * @qp, RC or UC, through INIT and RTR to RTS towards QP @dqpn at
+ * @path->dgid: MTU 1024, an RNR timer of 10 us.
  */
 static inline int qpnic_test_rc_connect(struct ib_qp *qp, u32 dqpn,
 					const struct qpnic_test_rc_path *path)
 {
+	bool rc = qp->qp_type == IB_QPT_RC;
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT, .port_num = 1,
 		.qp_access_flags = path->access,
 	};
+	int mask;
 	int err;
 
 	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
@@ -176,21 +180,25 @@ static inline int qpnic_test_rc_connect(struct ib_qp *qp, u32 dqpn,
 	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&a.ah_attr, 1);
 	rdma_ah_set_grh(&a.ah_attr, path->dgid, 0, 0, 64, 0);
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	mask = IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+	       IB_QP_RQ_PSN;
+	if (rc)
+		mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+	err = ib_modify_qp(qp, &a, mask);
 	if (err)
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
 	a.sq_psn = path->psn;
 	a.timeout = path->timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
+	a.retry_cnt = path->retry_cnt;
+	a.rnr_retry = path->rnr_retry;
 	a.max_rd_atomic = path->rd_atomic;
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN | IB_QP_TIMEOUT |
-			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
-			    IB_QP_MAX_QP_RD_ATOMIC);
+	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	if (rc)
+		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			IB_QP_MAX_QP_RD_ATOMIC;
+	return ib_modify_qp(qp, &a, mask);
 }
 
 /* The port counter @name of @ibdev: the suites name what they expect. */
@@ -228,6 +236,23 @@ static inline int qpnic_test_poll(struct ib_cq *cq, struct ib_wc *wc,
 		usleep_range(500, 1000);
 	} while (time_before(jiffies, end));
 	return ib_poll_cq(cq, 1, wc);
+}
+
+/*
+ * One completion on @cq within 3 s, with @status, @wr_id and (when the
+ * status defines it) @opcode.
+ */
+static inline void qpnic_test_expect(struct kunit *test, struct ib_cq *cq,
+				     enum ib_wc_status status,
+				     enum ib_wc_opcode opcode, u64 wr_id,
+				     struct ib_wc *wc)
+{
+	KUNIT_ASSERT_EQ_MSG(test, qpnic_test_poll(cq, wc, 3000), 1,
+			    "no completion for %llu", wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc->status, status, "wr_id %llu", wr_id);
+	if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
+		KUNIT_EXPECT_EQ_MSG(test, wc->opcode, opcode, "wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ(test, wc->wr_id, wr_id);
 }
 
 /* GID 0 of @ibdev, which the core adds from a work item after registering. */
