@@ -220,7 +220,8 @@ static inline int to_rts(struct ibv_qp *qp)
 
 /*
  * @qp, an RC QP, to RTS connected to @dqpn through the device's own GID,
- * with @access for remote requests; both directions start at PSN 0x123.
+ * with @access for remote requests and 4 READs or atomics in flight each
+ * way; both directions start at PSN 0x123.
  */
 static inline int connect_rc(struct ibv_qp *qp, uint32_t dqpn, int access)
 {
@@ -233,7 +234,7 @@ static inline int connect_rc(struct ibv_qp *qp, uint32_t dqpn, int access)
 		return -1;
 	a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .rq_psn = 0x123, .max_dest_rd_atomic = 1,
+		.dest_qp_num = dqpn, .rq_psn = 0x123, .max_dest_rd_atomic = 4,
 		.min_rnr_timer = 12,
 		.ah_attr = { .is_global = 1, .port_num = 1,
 			     .grh = { .dgid = local_gid, .sgid_index = gid_index,
@@ -245,7 +246,7 @@ static inline int connect_rc(struct ibv_qp *qp, uint32_t dqpn, int access)
 		return -1;
 	a = (struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RTS, .sq_psn = 0x123, .timeout = 14,
-		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1,
+		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
 	};
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |

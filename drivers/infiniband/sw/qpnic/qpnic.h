@@ -272,14 +272,15 @@ enum qpnic_res_type {
 	QPNIC_RES_FREE,
 	QPNIC_RES_READ,
 	QPNIC_RES_ATOMIC,
+	QPNIC_RES_ATOMIC_WRITE,
 };
 
 /*
  * A responder resource (IBTA 9.7.5.1.4): a READ accepted, answered from
- * the QP's read work a budget of packets at a time, or an atomic
- * executed. A duplicate request is answered from here only: a READ
- * again inside the range it named, an atomic with the same original
- * value, not executed again.
+ * the QP's read work a budget of packets at a time, or an atomic or
+ * ATOMIC WRITE executed. A duplicate request is answered from here only:
+ * a READ again inside the range it named, an atomic with the same
+ * original value, not executed again.
  */
 struct qpnic_resp_res {
 	enum qpnic_res_type type;
@@ -292,7 +293,7 @@ struct qpnic_resp_res {
 	u32 msn;		/* the MSN its responses carry */
 	u32 mtu;		/* READ: the path MTU it was accepted at */
 	u32 next;		/* READ: the response packet to send next */
-	bool sending;		/* READ: responses from @next on are due; atomic: its answer */
+	bool sending;		/* READ: responses from @next on are due; else its answer */
 	bool restarted;		/* READ: a duplicate moved @next back this pass */
 };
 

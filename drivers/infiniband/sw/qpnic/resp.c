@@ -567,11 +567,15 @@ static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
-/* Keep the original value an atomic at @psn found; caller holds resp_lock. */
-static void qpnic_resp_atomic_save(struct qpnic_qp *qp, u32 psn, u64 orig)
+/*
+ * Remember an atomic (with the original value it found) or an ATOMIC
+ * WRITE at @psn, whose answer may have to wait for READs before it;
+ * caller holds resp_lock.
+ */
+static void qpnic_resp_atomic_save(struct qpnic_qp *qp, enum qpnic_res_type type,
+				   u32 psn, u64 orig)
 {
-	struct qpnic_resp_res *res = qpnic_resp_res_new(qp, QPNIC_RES_ATOMIC,
-							psn, 1);
+	struct qpnic_resp_res *res = qpnic_resp_res_new(qp, type, psn, 1);
 
 	if (res)
 		res->orig = orig;
@@ -631,10 +635,11 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	qpnic_rkey_put(&ref);
 	out->psn = pkt->psn;
 	if (write) {
+		qpnic_resp_atomic_save(qp, QPNIC_RES_ATOMIC_WRITE, pkt->psn, 0);
 		out->empty_read_resp = true;
 		out->read_len = 0;
 	} else {
-		qpnic_resp_atomic_save(qp, pkt->psn, out->orig);
+		qpnic_resp_atomic_save(qp, QPNIC_RES_ATOMIC, pkt->psn, out->orig);
 		out->ack = true;
 		out->atomic = true;
 		out->syndrome = QPNIC_AETH_ACK_CREDITS;
@@ -691,11 +696,12 @@ next_res:
 		}
 		goto out;
 	}
-	if (res->type == QPNIC_RES_ATOMIC) {
+	if (res->type != QPNIC_RES_READ) {
 		/* an atomic's answer that waited for the READs before it */
 		memset(rp, 0, sizeof(*rp));
 		rp->av = qp->av;
-		rp->f.opcode = QPNIC_ATOMIC_ACKNOWLEDGE;
+		rp->f.opcode = res->type == QPNIC_RES_ATOMIC ? QPNIC_ATOMIC_ACKNOWLEDGE :
+							       QPNIC_READ_RESPONSE_ONLY;
 		rp->f.pkey = IB_DEFAULT_PKEY_FULL;
 		rp->f.dqpn = qp->attr.dest_qp_num;
 		rp->f.psn = res->first_psn;
@@ -951,24 +957,29 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
  * a READ the READ work is still answering would tell the requester that
  * the READ's responses were lost. It waits for them instead; a later one
  * replaces it (an ACK covers every PSN before its own). An ATOMIC
- * ACKNOWLEDGE cannot be merged: its resource answers it from the READ
- * work in its turn, and it covers a plain ACK waiting before it. Caller
- * holds resp_lock.
+ * ACKNOWLEDGE or an ATOMIC WRITE's empty READ response cannot be merged:
+ * its resource answers it from the READ work in its turn, and it covers
+ * a plain ACK waiting before it. Caller holds resp_lock.
  */
 static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 {
+	enum qpnic_res_type type = QPNIC_RES_FREE;
 	struct qpnic_resp_res *res;
 	u32 i;
 
-	if (!out->ack || out->syndrome != QPNIC_AETH_ACK_CREDITS)
+	if (out->empty_read_resp)
+		type = QPNIC_RES_ATOMIC_WRITE;
+	else if (!out->ack || out->syndrome != QPNIC_AETH_ACK_CREDITS)
 		return;
+	else if (out->atomic)
+		type = QPNIC_RES_ATOMIC;
 	for (i = 0; i < qp->resp.num_res; i++)
-		if (qp->resp.res[i].type == QPNIC_RES_READ && qp->resp.res[i].sending)
+		if (qp->resp.res[i].type != QPNIC_RES_FREE && qp->resp.res[i].sending)
 			break;
 	if (i == qp->resp.num_res)
 		return;
-	if (out->atomic) {
-		res = qpnic_resp_res_find(qp, QPNIC_RES_ATOMIC, out->psn);
+	if (type != QPNIC_RES_FREE) {
+		res = qpnic_resp_res_find(qp, type, out->psn);
 		if (!res || res->first_psn != out->psn)
 			return;
 		res->msn = out->msn;
@@ -982,6 +993,7 @@ static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out
 		qp->resp.deferred_msn = out->msn;
 	}
 	out->ack = false;
+	out->empty_read_resp = false;
 	out->read_work = true;	/* (it runs until nothing is due) */
 }
 
