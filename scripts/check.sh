@@ -25,6 +25,9 @@ for flavour in test stock; do
 		"${prep[0]}" "${prep[1]}" check "${args[@]}"
 	if [ "$flavour" = test ]; then
 		logs+=(--expect-ktap "test=$log")
+		# SMB Direct across two guests: the stock kernel has none.
+		"$QPNIC_TOP/scripts/run-pair.sh" --name smb "${prep[0]}" "${prep[1]}" smbpeer smbpeer
+		logs+=("smb-a=$QPNIC_BUILD/smb-a.log" "smb-b=$QPNIC_BUILD/smb-b.log")
 	else
 		logs+=("stock=$log")
 		# Two stock guests joined by a QEMU socket netdev.

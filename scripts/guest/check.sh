@@ -225,6 +225,12 @@ if [ "${want_compare:-0}" = 1 ]; then
 	teardown_veth
 fi
 rmmod rdma_rxe
-# Kernel ULPs over qpnic0 (NVMe-oF), plain and with force_mr=1.
-bash /opt/qpnic/guest/ulp.sh
+# Kernel ULPs over qpnic0, plain and with force_mr=1: on the debug kernel
+# force_mr for the ULPs that run nowhere else (SMB Direct) and NVMe-oF
+# and NFS; the stock kernel runs it for the rest.
+if [ "${want_kunit:-0}" = 1 ]; then
+	bash /opt/qpnic/guest/ulp.sh --force-mr "nvme nfs smb"
+else
+	bash /opt/qpnic/guest/ulp.sh
+fi
 exit 0

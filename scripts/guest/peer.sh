@@ -8,47 +8,11 @@
 # their data checked, qpnic against qpnic and against rdma_rxe in both
 # directions, then the NVMe-oF and NFS targets with ib_core's force_mr=1.
 . /opt/qpnic/guest/lib.sh
-role=$1
+. /opt/qpnic/guest/pair.sh "$1"
 . /opt/qpnic/guest/nvme.sh
 . /opt/qpnic/guest/nfs.sh
 . /opt/qpnic/guest/srp.sh
 . /opt/qpnic/guest/iser.sh
-# (built in on the test kernel, modules on the stock one)
-modprobe virtio_pci 2>/dev/null
-modprobe virtio_net 2>/dev/null
-for _ in $(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
-if [ "$role" = a ]; then me=10.1.0.1 peer=10.1.0.2; else me=10.1.0.2 peer=10.1.0.1; fi
-# Both guests cut the same 16 MiB pattern: each checks what the other wrote.
-PAT=/tmp/peer-pat
-python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(15).randbytes(16 << 20))' >$PAT
-$IP addr add $me/24 dev eth0
-$IP link set eth0 up
-check "peer $role: eth0 is up" bash -c \
-	"for i in \$(seq 50); do grep -qx up /sys/class/net/eth0/operstate && exit 0; sleep 0.1; done; exit 1"
-check "peer $role: UDP exchange with $peer" python3 - "$me" "$peer" <<'PY'
-import socket, sys, time
-me, peer = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((me, 5555))
-s.settimeout(0.5)
-# Say hello until the peer acks; answer the peer's hellos a while longer.
-heard_at = None
-deadline = time.time() + 60
-while time.time() < deadline:
-    if heard_at is None:
-        s.sendto(b'hello', (peer, 5555))
-    elif time.time() - heard_at > 3:
-        break
-    try:
-        data, _ = s.recvfrom(64)
-    except socket.timeout:
-        continue
-    if data == b'hello':
-        s.sendto(b'ack', (peer, 5555))
-    elif data == b'ack' and heard_at is None:
-        heard_at = time.time()
-sys.exit(0 if heard_at else 1)
-PY
 # On a NIC with a parent device the RDMA device hangs below it, as an
 # RNIC does: rdma-core's rdma_cm tests look for device/net/<netdev>.
 modprobe qpnic
@@ -108,23 +72,6 @@ PY
 # Verbs traffic over the link, every combination of qpnic and rdma_rxe:
 # phase 1 qpnic on both; phase 2 B on rdma_rxe; phase 3 A on rdma_rxe and
 # B back on qpnic. A serves, B's clients retry until A's server is up.
-use_driver() {	# qpnic|rxe: the RDMA device on eth0 is then $rdev
-	rdma link delete "$rdev" 2>/dev/null
-	rmmod qpnic 2>/dev/null
-	rmmod rdma_rxe 2>/dev/null
-	if [ "$1" = qpnic ]; then
-		rdev=qpnicp
-		modprobe qpnic && rdma link add $rdev type qpnic netdev eth0
-	else
-		rdev=rxe0
-		modprobe rdma_rxe && rdma link add $rdev type rxe netdev eth0
-	fi
-	for _ in $(seq 50); do
-		[ -n "$(gid_index $rdev $me)" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # traffic NAME PORT PROGRAM ARGS...: A runs the server, B the client.
 traffic() {
 	local name=$1 port=$2 prog=$3 gidx log=/tmp/traffic.log ok=1
@@ -183,30 +130,6 @@ serve_until() {
 	[ "$force_mr" = 1 ] &&
 		check "peer a ($phase): $2 target registered through rdma_rw (up to $(cat /tmp/mr-peak) MRs on $rdev)" \
 			test "$(cat /tmp/mr-peak)" -gt 0
-}
-# The other guest says when it is done with what this one serves:
-# peer_tell TOKEN from B, peer_wait TOKEN on A (at most 300 s).
-peer_wait() {
-	python3 - "$me" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 18660))
-s.settimeout(300)
-try:
-    while s.recv(64) != sys.argv[2].encode():
-        pass
-except socket.timeout:
-    sys.exit(1)
-PY
-}
-peer_tell() {
-	python3 - "$peer" "$1" <<'PY'
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for _ in range(5):
-    s.sendto(sys.argv[2].encode(), (sys.argv[1], 18660))
-    time.sleep(0.2)
-PY
 }
 # RDS over rds_rdma: A serves, B sends messages of 1 B to 1 MiB, then
 # RDMA-WRITEs and RDMA-READs a buffer A registered (RDS_CMSG_RDMA_MAP: a

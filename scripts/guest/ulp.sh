@@ -7,13 +7,16 @@
 # checked end to end; afterwards the ULP modules unload and the device
 # holds what it held before. Then all again with ib_core's force_mr=1 (a load parameter:
 # every RDMA module goes first), which makes the targets register through
-# REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone
-# (ulp.sh nvme nfs srp iser smb: some of them).
+# REG_MR and LOCAL_INV instead of plain SGEs. Run by check.sh, or alone.
+#   ulp.sh [--force-mr "ULP..."] [ULP...]
+# ULPs: nvme nfs srp iser smb (all by default); --force-mr names those
+# of them that run again with force_mr=1 (by default the same).
 . /opt/qpnic/guest/lib.sh
 . /opt/qpnic/guest/nvme.sh
 . /opt/qpnic/guest/nfs.sh
 . /opt/qpnic/guest/srp.sh
 . /opt/qpnic/guest/iser.sh
+. /opt/qpnic/guest/smb.sh
 PAT=/tmp/ulp-pat
 
 # `rdma res show` counts of qpnic0 (pd cq qp cm_id mr ...), with the CQs
@@ -186,61 +189,12 @@ phase_iser() {
 		test "$before" = "$after"
 }
 
-SMB_FILES="1 4096 131072 1048577 16777216"
-
-# ksmbd sharing /srv/smb to the user qpnic, SMB Direct included.
-smb_server_up() {
-	mkdir -p /etc/ksmbd /srv/smb /mnt/smb
-	mount -t tmpfs tmpfs /srv/smb || { echo "tmpfs on /srv/smb"; return 1; }
-	id qpnic >/dev/null 2>&1 || useradd -M qpnic || { echo "useradd"; return 1; }
-	chown qpnic /srv/smb
-	printf '[global]\n\tnetbios name = qpnic\n[share]\n\tpath = /srv/smb\n\tread only = no\n' \
-		>/etc/ksmbd/ksmbd.conf
-	rm -f /etc/ksmbd/ksmbdpwd.db
-	ksmbd.adduser -a qpnic -p qpnic-smb >/dev/null || { echo "ksmbd.adduser"; return 1; }
-	ksmbd.mountd </dev/null >/dev/null 2>&1 || { echo "ksmbd.mountd"; return 1; }
-}
-
-smb_server_down() {
-	ksmbd.control -s >/dev/null 2>&1
-	for _ in $(seq 50); do
-		pgrep -x ksmbd.mountd >/dev/null || break
-		sleep 0.1
-	done
-	umount /srv/smb
-}
-
-# The same share over TCP: whether ksmbd serves it at all.
-smb_tcp_works() {
-	mount -t cifs //10.0.0.1/share /mnt/smb \
-		-o vers=3.1.1,username=qpnic,password=qpnic-smb,cache=none 2>/dev/null &&
-		umount /mnt/smb
-}
-
-smb_mount() {
-	mount -t cifs //10.0.0.1/share /mnt/smb \
-		-o rdma,vers=3.1.1,username=qpnic,password=qpnic-smb,cache=none ||
-		{ echo "mount.cifs"; return 1; }
-	# the session runs over SMB Direct, not TCP
-	grep -q 'RDMA' /proc/fs/cifs/DebugData || { echo "no RDMA transport in DebugData"; return 1; }
-}
-
-# Files copied both ways: written through the mount and compared on the
-# server's side; written on the server's side and read through the mount.
+# Files copied both ways: written through the mount and on the server's
+# side, then after a remount each compared on the other side.
 smb_files() {
-	local f
-	for f in $SMB_FILES; do
-		head -c "$f" $PAT >/mnt/smb/c"$f" || return 1
-		head -c "$f" $PAT >/srv/smb/s"$f" || return 1
-	done
-	sync
-	umount /mnt/smb && smb_mount || return 1
-	for f in $SMB_FILES; do
-		test "$(head -c "$f" $PAT | sha256sum)" = "$(sha256sum </srv/smb/c"$f")" ||
-			{ echo "c$f differs on the server"; return 1; }
-		test "$(head -c "$f" $PAT | sha256sum)" = "$(sha256sum </mnt/smb/s"$f")" ||
-			{ echo "s$f differs on the client"; return 1; }
-	done
+	smb_put $PAT /mnt/smb c && smb_put $PAT /srv/smb s && sync &&
+		umount /mnt/smb && smb_mount 10.0.0.1 &&
+		smb_compare $PAT /srv/smb c && smb_compare $PAT /mnt/smb s
 }
 
 # SMB Direct: ksmbd and the cifs client with "rdma", in the test kernel
@@ -256,8 +210,8 @@ phase_smb() {
 	check "$t load ksmbd and cifs" bash -c "modprobe ksmbd && modprobe cifs"
 	check "$t ksmbd shares /srv/smb" smb_server_up
 	# (over TCP first: a share ksmbd does not serve is no RDMA matter)
-	check "$t SMB 3.1.1 mount over TCP" smb_tcp_works
-	check "$t SMB 3.1.1 mount over SMB Direct (rdma)" smb_mount
+	check "$t SMB 3.1.1 mount over TCP" smb_tcp_works 10.0.0.1
+	check "$t SMB 3.1.1 mount over SMB Direct (rdma)" smb_mount 10.0.0.1
 	check "$t SMB Direct: files of 1 B to 16 MiB copied both ways, equal by sha256" smb_files
 	check "$t SMB Direct: unmount" umount /mnt/smb
 	smb_server_down
@@ -283,11 +237,17 @@ run_mode() {
 	check "$t no ULP or driver complaint in the kernel log" log_clean
 }
 
-# (arguments name some of the ULPs, to run only those)
+force_mr_ulps=
+if [ "${1:-}" = --force-mr ]; then
+	force_mr_ulps=$2
+	shift 2
+fi
 ulps=${*:-nvme nfs srp iser smb}
+force_mr_ulps=${force_mr_ulps:-$ulps}
 head -c 16M /dev/urandom >$PAT
 run_mode plain
 check "ulp: every RDMA module unloads" rdma_unload
 check "ulp: ib_core loads with force_mr=1" modprobe ib_core force_mr=1
+ulps=$force_mr_ulps
 run_mode force_mr
 rm -f $PAT /tmp/ulp-back

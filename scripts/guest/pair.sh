@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# One end of a two-guest link (scripts/run-pair.sh) for peer.sh and
+# smbpeer.sh; sourced with the role, a or b. Addresses eth0 as 10.1.0.1
+# (a, $me) or 10.1.0.2 (b), proves the wire between the two QEMUs with a
+# UDP exchange, and cuts $PAT. use_driver puts qpnic or rdma_rxe on eth0;
+# peer_wait and peer_tell let B say when it is done with what A serves.
+role=$1
+# (built in on the test kernel, modules on the stock one)
+modprobe virtio_pci 2>/dev/null
+modprobe virtio_net 2>/dev/null
+for _ in $(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
+if [ "$role" = a ]; then me=10.1.0.1 peer=10.1.0.2; else me=10.1.0.2 peer=10.1.0.1; fi
+# Both guests cut the same 16 MiB pattern: each checks what the other wrote.
+PAT=/tmp/peer-pat
+python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(15).randbytes(16 << 20))' >$PAT
+$IP addr add $me/24 dev eth0
+$IP link set eth0 up
+check "peer $role: eth0 is up" bash -c \
+	"for i in \$(seq 50); do grep -qx up /sys/class/net/eth0/operstate && exit 0; sleep 0.1; done; exit 1"
+check "peer $role: UDP exchange with $peer" python3 - "$me" "$peer" <<'PY'
+import socket, sys, time
+me, peer = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((me, 5555))
+s.settimeout(0.5)
+# Say hello until the peer acks; answer the peer's hellos a while longer.
+heard_at = None
+deadline = time.time() + 60
+while time.time() < deadline:
+    if heard_at is None:
+        s.sendto(b'hello', (peer, 5555))
+    elif time.time() - heard_at > 3:
+        break
+    try:
+        data, _ = s.recvfrom(64)
+    except socket.timeout:
+        continue
+    if data == b'hello':
+        s.sendto(b'ack', (peer, 5555))
+    elif data == b'ack' and heard_at is None:
+        heard_at = time.time()
+sys.exit(0 if heard_at else 1)
+PY
+# qpnic|rxe: the RDMA device on eth0 is then $rdev
+use_driver() {
+	rdma link delete "$rdev" 2>/dev/null
+	rmmod qpnic 2>/dev/null
+	rmmod rdma_rxe 2>/dev/null
+	if [ "$1" = qpnic ]; then
+		rdev=qpnicp
+		modprobe qpnic && rdma link add $rdev type qpnic netdev eth0
+	else
+		rdev=rxe0
+		modprobe rdma_rxe && rdma link add $rdev type rxe netdev eth0
+	fi
+	for _ in $(seq 50); do
+		[ -n "$(gid_index $rdev $me)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# One guest tells the other that it reached a point: peer_tell TOKEN
+# says it until the other acknowledges (at most 300 s), peer_wait TOKEN
+# waits for it (at most 300 s) and acknowledges, also the repeats a lost
+# acknowledgement brings for a second.
+peer_wait() {
+	python3 - "$me" "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 18660))
+token = sys.argv[2].encode()
+s.settimeout(300)
+try:
+    while True:
+        data, addr = s.recvfrom(64)
+        if data == token:
+            break
+except socket.timeout:
+    sys.exit(1)
+end = time.time() + 1
+while True:
+    s.sendto(b"ack " + token, addr)
+    s.settimeout(max(end - time.time(), 0.01))
+    try:
+        data, addr = s.recvfrom(64)
+    except socket.timeout:
+        break
+PY
+}
+peer_tell() {
+	python3 - "$me" "$peer" "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+s.settimeout(0.2)
+token = sys.argv[3].encode()
+end = time.time() + 300
+while time.time() < end:
+    s.sendto(token, (sys.argv[2], 18660))
+    try:
+        if s.recv(64) == b"ack " + token:
+            sys.exit(0)
+    except socket.timeout:
+        pass
+sys.exit(1)
+PY
+}
