@@ -4,6 +4,8 @@
 # and on rdma_rxe, one driver loaded at a time, same veth set-up.
 # Prints "@@BENCH <metric> <driver> <value>" lines.
 . /opt/qpnic/guest/lib.sh
+. /opt/qpnic/guest/nvme.sh
+. /opt/qpnic/guest/nfs.sh
 modprobe ib_uverbs
 modprobe rdma_ucm
 
@@ -93,6 +95,45 @@ data_path() { # driver dev
 	perf "$1" "$2" read_lat_64b_usec_typical 5 ib_read_lat -s 64 -n 5000
 }
 
+# fio_rate RW BS DEPTH JOBS FILE FIELD: one 10 s run's read or write
+# figure, FIELD "iops" or "bw_bytes" (printed in MB/s).
+fio_rate() {
+	local dir=read
+	case $1 in *write) dir="write" ;; esac
+	fio --thread --name=bench --filename="$5" --direct=1 --ioengine=libaio --rw="$1" \
+		--bs="$2" --iodepth="$3" --numjobs="$4" --size=48M --time_based --runtime=10 \
+		--group_reporting --output-format=json 2>/dev/null |
+		python3 -c 'import json, sys
+j = json.load(sys.stdin)["jobs"][0][sys.argv[1]]
+print(int(j["iops"]) if sys.argv[2] == "iops" else round(j["bw_bytes"] / 1e6))' "$dir" "$6"
+}
+
+# Kernel ULPs over the device, target and host on 10.0.0.1: NVMe-oF 4 KiB
+# random reads (4 jobs at depth 32) and NFSv4.2 sequential 1 MiB O_DIRECT
+# writes and reads, the target's data in its page cache.
+ulp_bench() { # driver
+	if modprobe nvmet-rdma && modprobe nvme-rdma && nvme_target_up 10.0.0.1 &&
+	   nvme_connect 10.0.0.1; then
+		bench nvmeof_randread_4k_qd32x4_iops "$1" \
+			"$(fio_rate randread 4k 32 4 "/dev/$(nvme_dev)" iops)"
+		nvme_disconnect
+	else
+		echo "@@ $1: NVMe-oF set-up failed"
+	fi
+	nvme_target_down
+	modprobe -r nvme-rdma nvmet-rdma
+	if modprobe rpcrdma && modprobe nfsd && modprobe nfsv4 &&
+	   nfs_server_up 10.0.0.0/24 >/dev/null && nfs_mount 10.0.0.1; then
+		bench nfs_write_1m_MBps "$1" "$(fio_rate write 1m 4 1 /mnt/nfs/bench.dat bw_bytes)"
+		bench nfs_read_1m_MBps "$1" "$(fio_rate read 1m 4 1 /mnt/nfs/bench.dat bw_bytes)"
+		umount /mnt/nfs
+	else
+		echo "@@ $1: NFS/RDMA set-up failed"
+	fi
+	nfs_server_down
+	modprobe -r nfsv4 rpcrdma nfsd
+}
+
 run_driver() { # driver
 	local drv=$1 dev
 	setup_veth
@@ -102,6 +143,7 @@ run_driver() { # driver
 	esac || { echo "@@ $drv: device set-up failed"; return; }
 	echo "@@ measuring $drv"
 	data_path $drv $dev
+	ulp_bench $drv
 	kernel_rates $drv $dev rc 16 1 20000
 	kernel_rates $drv $dev ud 16 1 20000
 	kernel_rates $drv $dev rc 1024 16 2000
