@@ -85,6 +85,14 @@ disk_up() {
 }
 disk_gone() { [ -z "$("$1")" ]; }
 
+# `rdma res show` counts of device $1 (pd cq qp cm_id mr ...), with the
+# CQs counted that something uses: the core's CQ pool keeps idle CQs
+# (users 0) for the next ULP until the device goes.
+res_counts() {
+	rdma res show | sed -n "s/^[0-9]*: $1: \(.*\)$/\1/p" | sed 's/cq [0-9]* //'
+	echo "cq in use $(rdma res show cq | grep -c "^dev $1 .* users [1-9]")"
+}
+
 # The first RoCEv2 GID index of device $1 holding IPv4 address $2.
 gid_index() {
 	ibv_devinfo -v -d "$1" | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1

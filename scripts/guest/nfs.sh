@@ -18,12 +18,15 @@ nfs_server_up() {
 	exportfs -ra || { echo "exportfs"; return 1; }
 	rpc.mountd </dev/null >/dev/null 2>&1 || { echo "rpc.mountd"; return 1; }
 	# rpc.nfsd insists on TCP for NFSv4; the kernel does not: an RDMA
-	# listener alone, and a short grace period (opens wait it out)
+	# listener alone
 	echo "-3 +4 +4.1 +4.2" >$d/versions || { echo "versions: $(cat $d/versions)"; return 1; }
 	echo 10 >$d/nfsv4gracetime && echo 10 >$d/nfsv4leasetime ||
 		{ echo "grace and lease times"; return 1; }
 	echo "rdma 20049" >$d/portlist || { echo "portlist"; return 1; }
 	echo 4 >$d/threads || { echo "threads"; return 1; }
+	# no client can have state to reclaim: no grace period for opens to
+	# wait out (what nfsdcld says when it knows no clients)
+	echo Y >$d/v4_end_grace || { echo "v4_end_grace"; return 1; }
 	# (one listener per address family, each of them RDMA)
 	grep -q '^rdma 20049$' $d/portlist && ! grep -qv '^rdma 20049$' $d/portlist ||
 		{ echo "portlist: $(cat $d/portlist)"; return 1; }

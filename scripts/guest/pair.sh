@@ -4,7 +4,8 @@
 # smbpeer.sh; sourced with the role, a or b. Addresses eth0 as 10.1.0.1
 # (a, $me) or 10.1.0.2 (b), proves the wire between the two QEMUs with a
 # UDP exchange, and cuts $PAT. use_driver puts qpnic or rdma_rxe on eth0;
-# peer_wait and peer_tell let B say when it is done with what A serves.
+# peer_wait and peer_tell let B say when it is done with what A serves;
+# res_kept checks that a ULP leaves the device as it found it.
 role=$1
 # (built in on the test kernel, modules on the stock one)
 modprobe virtio_pci 2>/dev/null
@@ -59,6 +60,16 @@ use_driver() {
 		sleep 0.1
 	done
 	return 1
+}
+# res_kept FUNCTION: run a ULP's pair function ($phase names the
+# pairing); afterwards the device holds what it held before (rdma res).
+res_kept() {
+	local before after
+	before=$(res_counts $rdev)
+	"$1"
+	after=$(res_counts $rdev)
+	check "peer $role ($phase): $rdev holds what it held before ${1%_pair} (rdma res: $before / $after)" \
+		test "$before" = "$after"
 }
 # One guest tells the other that it reached a point: peer_tell TOKEN
 # says it until the other acknowledges (at most 300 s), peer_wait TOKEN

@@ -101,11 +101,10 @@ traffic_set() {
 	traffic "ib_send_bw 200 x 4 KiB" 18606 ib_send_bw -s 4096 -n 200
 	traffic "ib_atomic_bw 200 FETCH_ADD" 18607 ib_atomic_bw -A FETCH_AND_ADD -n 200
 	ulp_pair
-	nvme_pair
-	rds_pair
-	nfs_pair
-	srp_pair
-	iser_pair
+	local u
+	for u in nvme rds nfs srp iser; do
+		res_kept "${u}_pair"
+	done
 }
 # While A serves, the most MRs its device holds at once (rdma res): with
 # ib_core's force_mr=1 the targets register through rdma_rw's MR pool.
@@ -379,13 +378,13 @@ if [ "$role" = a ]; then
 	check "peer a: ib_core loaded again with force_mr=1, rdma_rxe on eth0" test $? = 0
 fi
 phase="A rdma_rxe with force_mr, B qpnic"
-nvme_pair
-nfs_pair
+res_kept nvme_pair
+res_kept nfs_pair
 use_driver "$([ "$role" = a ] && echo qpnic || echo rxe)"
 check "peer $role: switch drivers" test $? = 0
 phase="A qpnic with force_mr, B rdma_rxe"
-nvme_pair
-nfs_pair
+res_kept nvme_pair
+res_kept nfs_pair
 force_mr=0
 # rdma-core's rdma_cm tests (server and client in one guest, over eth0's
 # address) on qpnic below the virtio NIC; they skip on a veth.

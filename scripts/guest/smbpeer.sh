@@ -44,7 +44,7 @@ smb_pair() {
 use_driver qpnic
 check "peer $role: qpnic on eth0" test $? = 0
 phase="qpnic-qpnic"
-smb_pair
+res_kept smb_pair
 # cifs on rdma_rxe: at unmount ib_drain_rq() cannot post to the full
 # receive queue rdma_rxe gave cifs (WARN "failed to drain recv queue:
 # -12"), and the unmount takes 200 s. That is rdma_rxe's and cifs'.
@@ -55,7 +55,7 @@ if [ "$role" = a ]; then
 	check "peer a: switch to rdma_rxe" test $? = 0
 fi
 phase="A rdma_rxe, B qpnic"
-smb_pair
+res_kept smb_pair
 rdma link delete $rdev
 rmmod qpnic 2>/dev/null
 rmmod rdma_rxe 2>/dev/null

@@ -19,14 +19,6 @@
 . /opt/qpnic/guest/smb.sh
 PAT=/tmp/ulp-pat
 
-# `rdma res show` counts of qpnic0 (pd cq qp cm_id mr ...), with the CQs
-# counted that something uses: the core's CQ pool keeps idle CQs
-# (users 0) for the next ULP until the device goes.
-res_counts() {
-	rdma res show | sed -n 's/^[0-9]*: qpnic0: \(.*\)$/\1/p' | sed 's/cq [0-9]* //'
-	echo "cq in use $(rdma res show cq | grep -c '^dev qpnic0 .* users [1-9]')"
-}
-
 # No driver or ULP complaint in the kernel log since the phase began.
 log_clean() {
 	! dmesg | sed -n "/qpnic-ulp-begin $mode/,\$p" |
@@ -63,7 +55,7 @@ phase_nvme() {
 		result FAIL "$t NVMe-oF" "nvme-rdma or nvmet-rdma missing from this kernel"
 		return
 	fi
-	before=$(res_counts)
+	before=$(res_counts qpnic0)
 	check "$t load nvmet-rdma and nvme-rdma" bash -c "modprobe nvmet-rdma && modprobe nvme-rdma"
 	check "$t nvmet target on 10.0.0.1:4420 (file namespace)" nvme_target_up 10.0.0.1
 	check "$t nvme-rdma host connects" nvme_connect 10.0.0.1
@@ -96,7 +88,7 @@ phase_nvme() {
 	nvme_target_down
 	check "$t nvme-rdma and nvmet-rdma unload" bash -c \
 		"modprobe -r nvme-rdma && modprobe -r nvmet-rdma"
-	after=$(res_counts)
+	after=$(res_counts qpnic0)
 	# (QP1's CQ is always there: a count of 0 would mean the format moved)
 	check "$t qpnic0 holds what it held before NVMe-oF (rdma res: $before / $after)" \
 		bash -c "test '$before' = '$after' && echo '$before' | grep -q 'cq in use [1-9]'"
@@ -108,7 +100,7 @@ phase_nfs() {
 		result FAIL "$t NFS/RDMA" "rpcrdma, nfsd, nfsv4 or nfs-kernel-server missing"
 		return
 	fi
-	before=$(res_counts)
+	before=$(res_counts qpnic0)
 	check "$t load rpcrdma, nfsd and nfsv4" bash -c "modprobe rpcrdma && modprobe nfsd && modprobe nfsv4"
 	check "$t nfsd with an RDMA listener only (10.0.0.1:20049)" nfs_server_up 10.0.0.0/24
 	check "$t NFSv4.2 mount with proto=rdma" nfs_mount 10.0.0.1
@@ -119,7 +111,7 @@ phase_nfs() {
 	check "$t NFS/RDMA: unmount" umount /mnt/nfs
 	nfs_server_down
 	check "$t rpcrdma unloads" modprobe -r nfsv4 rpcrdma
-	after=$(res_counts)
+	after=$(res_counts qpnic0)
 	check "$t qpnic0 holds what it held before NFS (rdma res: $before / $after)" \
 		test "$before" = "$after"
 }
@@ -139,7 +131,7 @@ phase_srp() {
 		result SKIP "$t SRP" "ib_srp, ib_srpt or target_core_file not in this kernel"
 		return
 	fi
-	before=$(res_counts)
+	before=$(res_counts qpnic0)
 	check "$t load ib_srpt, target_core_file and sd_mod" srp_load
 	check "$t ib_srpt LUN on a file, rdma_cm port 5555" srp_target_up qpnic0 10.0.0.1
 	for m in fr never_register; do
@@ -156,7 +148,7 @@ phase_srp() {
 	done
 	srp_target_down qpnic0 10.0.0.1
 	check "$t ib_srpt unloads" bash -c "rmmod ib_srpt && modprobe -r target_core_file"
-	after=$(res_counts)
+	after=$(res_counts qpnic0)
 	check "$t qpnic0 holds what it held before SRP (rdma res: $before / $after)" \
 		test "$before" = "$after"
 }
@@ -170,7 +162,7 @@ phase_iser() {
 		result SKIP "$t iSER" "ib_iser, ib_isert, the iSCSI target, ext4 or open-iscsi missing"
 		return
 	fi
-	before=$(res_counts)
+	before=$(res_counts qpnic0)
 	check "$t load ib_isert, ib_iser, target_core_file, sd_mod and ext4" iser_load
 	check "$t LIO iSCSI target with an iSER portal on 10.0.0.1:3260" iser_target_up 10.0.0.1
 	check "$t open-iscsi with a node record on its iser iface" iser_initiator_up 10.0.0.1
@@ -184,7 +176,7 @@ phase_iser() {
 	iser_initiator_down
 	iser_target_down 10.0.0.1
 	check "$t ib_iser and ib_isert unload" iser_unload
-	after=$(res_counts)
+	after=$(res_counts qpnic0)
 	check "$t qpnic0 holds what it held before iSER (rdma res: $before / $after)" \
 		test "$before" = "$after"
 }
@@ -206,7 +198,7 @@ phase_smb() {
 		result SKIP "$t SMB Direct" "cifs or ksmbd without SMB Direct in this kernel (Debian's stock kernel), or ksmbd-tools missing"
 		return
 	fi
-	before=$(res_counts)
+	before=$(res_counts qpnic0)
 	check "$t load ksmbd and cifs" bash -c "modprobe ksmbd && modprobe cifs"
 	check "$t ksmbd shares /srv/smb" smb_server_up
 	# (over TCP first: a share ksmbd does not serve is no RDMA matter)
@@ -216,7 +208,7 @@ phase_smb() {
 	check "$t SMB Direct: unmount" umount /mnt/smb
 	smb_server_down
 	check "$t cifs and ksmbd unload" bash -c "modprobe -r cifs && modprobe -r ksmbd"
-	after=$(res_counts)
+	after=$(res_counts qpnic0)
 	check "$t qpnic0 holds what it held before SMB Direct (rdma res: $before / $after)" \
 		test "$before" = "$after"
 }
