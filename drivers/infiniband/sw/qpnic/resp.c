@@ -697,7 +697,7 @@ next_res:
 		goto out;
 	}
 	if (res->type != QPNIC_RES_READ) {
-		/* an atomic's answer that waited for the READs before it */
+		/* an atomic's or ATOMIC WRITE's answer that waited for READs */
 		memset(rp, 0, sizeof(*rp));
 		rp->av = qp->av;
 		rp->f.opcode = res->type == QPNIC_RES_ATOMIC ? QPNIC_ATOMIC_ACKNOWLEDGE :
