@@ -6,7 +6,7 @@
 ISER_TARGET=/sys/kernel/config/target
 ISER_IQN=iqn.2026-12.org.qpnic:iser0
 ISER_TPG=$ISER_TARGET/iscsi/$ISER_IQN/tpgt_1
-ISER_FILES="1 4096 131072 1048577 16777216"
+ISER_FILES="1 4096 131072 1048577 $((ULP_MIB << 20))"
 
 # Both sides' modules, the SCSI disk driver and ext4 (the guest has no
 # udev to load them).

@@ -3,6 +3,9 @@
 #   @@RESULT PASS|FAIL|SKIP <name> [reason]
 IP=/usr/sbin/ip
 QPNIC_BIN=/opt/qpnic/bin
+# The most data, in MiB, one ULP test moves in one go (file, disk write,
+# fio job); make check runs the debug kernel's with less.
+ULP_MIB=${ULP_MIB:-16}
 
 result() { echo "@@RESULT $1 $2${3:+ $3}"; }
 

@@ -3,7 +3,7 @@
 # NFSv4.2 over RDMA helpers for guest scripts (ulp.sh, peer.sh); sourced.
 # The server is nfsd with an RDMA listener only (svcrdma), the client a
 # proto=rdma mount (xprtrdma).
-NFS_FILES="1 4096 131072 1048577 16777216"
+NFS_FILES="1 4096 131072 1048577 $((ULP_MIB << 20))"
 
 # nfs_server_up NET: /srv/nfs (a tmpfs) exported to NET, nfsd listening
 # on RDMA port 20049 and nothing else.
@@ -77,6 +77,6 @@ nfs_reread() {
 # crc32c on read-back.
 nfs_fio() {
 	fio --thread --name=nfsverify --filename=/mnt/nfs/fio.dat --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs=4k-1m --size=16M --iodepth=8 --verify=crc32c \
+		--rw=randwrite --bs=4k-1m --size=${ULP_MIB}M --iodepth=8 --verify=crc32c \
 		--verify_fatal=1 --output=/tmp/fio-nfs.out && grep -q 'err= 0' /tmp/fio-nfs.out
 }

@@ -66,7 +66,7 @@ nvme_fio() {
 	local dev
 	dev=$(nvme_dev)
 	fio --thread --name=verify --filename="/dev/$dev" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs=4k-128k --size=16M --iodepth=32 --numjobs=4 \
-		--offset_increment=16M --verify=crc32c --verify_fatal=1 \
+		--rw=randwrite --bs=4k-128k --size=${ULP_MIB}M --iodepth=32 --numjobs=4 \
+		--offset_increment=${ULP_MIB}M --verify=crc32c --verify_fatal=1 \
 		--group_reporting --output=/tmp/fio.out && grep -q 'err= 0' /tmp/fio.out
 }

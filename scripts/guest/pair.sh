@@ -12,9 +12,10 @@ modprobe virtio_pci 2>/dev/null
 modprobe virtio_net 2>/dev/null
 for _ in $(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 if [ "$role" = a ]; then me=10.1.0.1 peer=10.1.0.2; else me=10.1.0.2 peer=10.1.0.1; fi
-# Both guests cut the same 16 MiB pattern: each checks what the other wrote.
+# Both guests cut the same pattern: each checks what the other wrote.
 PAT=/tmp/peer-pat
-python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(15).randbytes(16 << 20))' >$PAT
+python3 -c 'import random, sys
+sys.stdout.buffer.write(random.Random(15).randbytes(int(sys.argv[1]) << 20))' "$ULP_MIB" >$PAT
 $IP addr add $me/24 dev eth0
 $IP link set eth0 up
 check "peer $role: eth0 is up" bash -c \

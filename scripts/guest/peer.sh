@@ -154,11 +154,11 @@ nvme_pair_data() {
 	local dev
 	dev=$(nvme_dev)
 	dd if=$PAT of="/dev/$dev" bs=1M oflag=direct status=none &&
-		dd if="/dev/$dev" of=/tmp/nvme-back bs=1M count=16 iflag=direct status=none &&
+		dd if="/dev/$dev" of=/tmp/nvme-back bs=1M count=$ULP_MIB iflag=direct status=none &&
 		cmp $PAT /tmp/nvme-back
 }
 # NVMe-oF across the link: A's nvmet serves a file namespace, B's
-# nvme-rdma host writes 16 MiB and reads it back, then a fio verify. The
+# nvme-rdma host writes $ULP_MIB MiB and reads it back, then a fio verify. The
 # host registers each I/O (REG_MR) and the target answers with SEND with
 # invalidate: between qpnic and rdma_rxe both ways, each end invalidates
 # what the other names. B tells A over UDP when it is done.
@@ -178,7 +178,7 @@ nvme_pair() {
 		sleep 1
 	done
 	check "peer b ($phase): NVMe-oF host connects to 10.1.0.1:4420" test $ok = 0
-	check "peer b ($phase): NVMe-oF 16 MiB written and read back equal" nvme_pair_data
+	check "peer b ($phase): NVMe-oF $ULP_MIB MiB written and read back equal" nvme_pair_data
 	check "peer b ($phase): NVMe-oF fio randwrite 4 jobs depth 32, verify=crc32c" nvme_fio
 	check "peer b ($phase): NVMe-oF disconnect" nvme_disconnect
 	check "peer b ($phase): no remote invalidation complaint, no I/O timeout" bash -c \
@@ -208,7 +208,7 @@ nfs_pair() {
 		sleep 1
 	done
 	check "peer b ($phase): NFSv4.2 mount of 10.1.0.1 with proto=rdma" test $ok = 0
-	check "peer b ($phase): NFS/RDMA: files of 1 B to 16 MiB written" nfs_write $PAT
+	check "peer b ($phase): NFS/RDMA: files of 1 B to $ULP_MIB MiB written" nfs_write $PAT
 	check "peer b ($phase): NFS/RDMA: the files equal by sha256 read back after a remount" \
 		nfs_reread $PAT 10.1.0.1
 	check "peer b ($phase): NFS/RDMA: unmount" umount /mnt/nfs
@@ -216,7 +216,7 @@ nfs_pair() {
 	peer_tell nfs-done
 }
 # SRP across the link: A's ib_srpt serves a file LUN on its device, B's
-# ib_srp logs in over rdma_cm (registering through FRWR), writes 16 MiB
+# ib_srp logs in over rdma_cm (registering through FRWR), writes $ULP_MIB MiB
 # and reads it back; A compares its file.
 srp_serve() { srp_load && srp_target_up $rdev $me $peer; }
 srp_pair() {
@@ -225,7 +225,7 @@ srp_pair() {
 		check "peer a ($phase): ib_srpt LUN on $rdev, rdma_cm port 5555" srp_serve
 		peer_wait srp-done
 		check "peer a ($phase): SRP: the target's file holds what B wrote" \
-			cmp -n 16777216 $PAT /tmp/srp0.img
+			cmp -n $((ULP_MIB << 20)) $PAT /tmp/srp0.img
 		srp_target_down $rdev $me $peer
 		check "peer a ($phase): ib_srpt unloads" modprobe -r ib_srpt target_core_file
 		return
@@ -236,7 +236,7 @@ srp_pair() {
 		sleep 1
 	done
 	check "peer b ($phase): SRP: ib_srp on $rdev logs in to 10.1.0.1" test $ok = 0
-	check "peer b ($phase): SRP: 16 MiB written and read back equal" srp_data $PAT
+	check "peer b ($phase): SRP: $ULP_MIB MiB written and read back equal" srp_data $PAT
 	check "peer b ($phase): SRP: log out" srp_logout
 	check "peer b ($phase): ib_srp unloads" rmmod ib_srp
 	peer_tell srp-done
@@ -264,7 +264,7 @@ iser_pair() {
 		sleep 1
 	done
 	check "peer b ($phase): iSER: log in to 10.1.0.1" test $ok = 0
-	check "peer b ($phase): iSER: ext4 made on the LUN, files of 1 B to 16 MiB written" \
+	check "peer b ($phase): iSER: ext4 made on the LUN, files of 1 B to $ULP_MIB MiB written" \
 		iser_write $PAT
 	check "peer b ($phase): iSER: log out" iser_logout 10.1.0.1
 	check "peer b ($phase): iSER: log in again" iser_login 10.1.0.1

@@ -3,7 +3,7 @@
 # SMB Direct helpers for guest scripts (ulp.sh, smbpeer.sh); sourced. The
 # server is ksmbd sharing /srv/smb (a tmpfs) to the user qpnic, SMB Direct
 # included; the client cifs with the "rdma" mount option.
-SMB_FILES="1 4096 131072 1048577 16777216"
+SMB_FILES="1 4096 131072 1048577 $((ULP_MIB << 20))"
 
 smb_server_up() {
 	mkdir -p /etc/ksmbd /srv/smb /mnt/smb

@@ -91,12 +91,12 @@ srp_logout() {
 	retry 100 disk_gone srp_dev
 }
 
-# srp_data PATTERN: 16 MiB of it written to the disk in 1 MiB direct
+# srp_data PATTERN: $ULP_MIB MiB of it written to the disk in 1 MiB direct
 # I/Os, read back and compared.
 srp_data() {
 	local dev
 	dev=$(srp_dev)
-	dd if="$1" of="/dev/$dev" bs=1M count=16 oflag=direct status=none &&
-		dd if="/dev/$dev" of=/tmp/srp-back bs=1M count=16 iflag=direct status=none &&
+	dd if="$1" of="/dev/$dev" bs=1M count=$ULP_MIB oflag=direct status=none &&
+		dd if="/dev/$dev" of=/tmp/srp-back bs=1M count=$ULP_MIB iflag=direct status=none &&
 		cmp "$1" /tmp/srp-back
 }

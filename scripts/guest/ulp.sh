@@ -32,14 +32,14 @@ have_modules() {
 	done
 }
 
-# 16 MiB written in 1 MiB direct I/Os (FRWR MRs of 256 pages), read
+# $ULP_MIB MiB written in 1 MiB direct I/Os (FRWR MRs of 256 pages), read
 # back, compared with the pattern and with the target's file.
 nvme_data() {
 	local dev
 	dev=$(nvme_dev)
-	dd if=$PAT of="/dev/$dev" bs=1M count=16 oflag=direct status=none &&
-		dd if="/dev/$dev" of=/tmp/ulp-back bs=1M count=16 iflag=direct status=none &&
-		cmp $PAT /tmp/ulp-back && cmp -n 16777216 $PAT /tmp/ns0.img
+	dd if=$PAT of="/dev/$dev" bs=1M count=$ULP_MIB oflag=direct status=none &&
+		dd if="/dev/$dev" of=/tmp/ulp-back bs=1M count=$ULP_MIB iflag=direct status=none &&
+		cmp $PAT /tmp/ulp-back && cmp -n $((ULP_MIB << 20)) $PAT /tmp/ns0.img
 }
 
 # What qpnic0's QPs and counters say, for a log that shows a stall.
@@ -59,7 +59,7 @@ phase_nvme() {
 	check "$t load nvmet-rdma and nvme-rdma" bash -c "modprobe nvmet-rdma && modprobe nvme-rdma"
 	check "$t nvmet target on 10.0.0.1:4420 (file namespace)" nvme_target_up 10.0.0.1
 	check "$t nvme-rdma host connects" nvme_connect 10.0.0.1
-	check "$t NVMe-oF: 16 MiB written and read back equal (host and target file)" nvme_data
+	check "$t NVMe-oF: $ULP_MIB MiB written and read back equal (host and target file)" nvme_data
 	if command -v fio >/dev/null; then
 		(sleep 20; dump_state "fio still running after 20 s") &
 		watcher=$!
@@ -104,7 +104,7 @@ phase_nfs() {
 	check "$t load rpcrdma, nfsd and nfsv4" bash -c "modprobe rpcrdma && modprobe nfsd && modprobe nfsv4"
 	check "$t nfsd with an RDMA listener only (10.0.0.1:20049)" nfs_server_up 10.0.0.0/24
 	check "$t NFSv4.2 mount with proto=rdma" nfs_mount 10.0.0.1
-	check "$t NFS/RDMA: files of 1 B to 16 MiB written" nfs_write $PAT
+	check "$t NFS/RDMA: files of 1 B to $ULP_MIB MiB written" nfs_write $PAT
 	check "$t NFS/RDMA: the files equal by sha256 on the server" nfs_compare $PAT /srv/nfs
 	check "$t NFS/RDMA: the files equal by sha256 read back after a remount" nfs_reread $PAT 10.0.0.1
 	check "$t NFS/RDMA: fio O_DIRECT randwrite 4 KiB..1 MiB, verify=crc32c" nfs_fio
@@ -118,7 +118,7 @@ phase_nfs() {
 
 # The disk's data, and the target's file under it, equal to the pattern.
 srp_data_here() {
-	srp_data $PAT && sync && cmp -n 16777216 $PAT /tmp/srp0.img
+	srp_data $PAT && sync && cmp -n $((ULP_MIB << 20)) $PAT /tmp/srp0.img
 }
 
 # SRP: ib_srpt and the ib_srp initiator over rdma_cm, first registering
@@ -141,7 +141,7 @@ phase_srp() {
 			modprobe ib_srp never_register=1
 		fi
 		check "$t SRP ($m): ib_srp logs in over rdma_cm" srp_login qpnic0 10.0.0.1
-		check "$t SRP ($m): 16 MiB written and read back equal (host and target file)" \
+		check "$t SRP ($m): $ULP_MIB MiB written and read back equal (host and target file)" \
 			srp_data_here
 		check "$t SRP ($m): log out" srp_logout
 		rmmod ib_srp
@@ -167,7 +167,7 @@ phase_iser() {
 	check "$t LIO iSCSI target with an iSER portal on 10.0.0.1:3260" iser_target_up 10.0.0.1
 	check "$t open-iscsi with a node record on its iser iface" iser_initiator_up 10.0.0.1
 	check "$t iSER: log in" iser_login 10.0.0.1
-	check "$t iSER: ext4 made on the LUN, files of 1 B to 16 MiB written" iser_write $PAT
+	check "$t iSER: ext4 made on the LUN, files of 1 B to $ULP_MIB MiB written" iser_write $PAT
 	check "$t iSER: log out" iser_logout 10.0.0.1
 	check "$t iSER: log in again" iser_login 10.0.0.1
 	check "$t iSER: the files read back equal by sha256" iser_read $PAT
@@ -204,7 +204,7 @@ phase_smb() {
 	# (over TCP first: a share ksmbd does not serve is no RDMA matter)
 	check "$t SMB 3.1.1 mount over TCP" smb_tcp_works 10.0.0.1
 	check "$t SMB 3.1.1 mount over SMB Direct (rdma)" smb_mount 10.0.0.1
-	check "$t SMB Direct: files of 1 B to 16 MiB copied both ways, equal by sha256" smb_files
+	check "$t SMB Direct: files of 1 B to $ULP_MIB MiB copied both ways, equal by sha256" smb_files
 	check "$t SMB Direct: unmount" umount /mnt/smb
 	smb_server_down
 	check "$t cifs and ksmbd unload" bash -c "modprobe -r cifs && modprobe -r ksmbd"
@@ -236,7 +236,7 @@ if [ "${1:-}" = --force-mr ]; then
 fi
 ulps=${*:-nvme nfs srp iser smb}
 force_mr_ulps=${force_mr_ulps:-$ulps}
-head -c 16M /dev/urandom >$PAT
+head -c ${ULP_MIB}M /dev/urandom >$PAT
 run_mode plain
 check "ulp: every RDMA module unloads" rdma_unload
 check "ulp: ib_core loads with force_mr=1" modprobe ib_core force_mr=1
