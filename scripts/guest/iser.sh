@@ -3,9 +3,8 @@
 # iSER helpers for guest scripts (ulp.sh, peer.sh); sourced. The target is
 # LIO's iSCSI target with an iSER portal (ib_isert) on a file LUN, the
 # initiator open-iscsi through its built-in "iser" iface (ib_iser).
-ISER_TARGET=/sys/kernel/config/target
 ISER_IQN=iqn.2026-12.org.qpnic:iser0
-ISER_TPG=$ISER_TARGET/iscsi/$ISER_IQN/tpgt_1
+ISER_TPG=$LIO/iscsi/$ISER_IQN/tpgt_1
 ISER_FILES="1 4096 131072 1048577 $((ULP_MIB << 20))"
 
 # Both sides' modules, the SCSI disk driver and ext4 (the guest has no
@@ -22,13 +21,8 @@ iser_unload() {
 # iser_target_up ADDR: a 64 MiB file LUN behind an iSER portal on
 # ADDR:3260, open to any initiator without authentication.
 iser_target_up() {
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	truncate -s 64M /tmp/iser0.img
-	mkdir -p $ISER_TARGET/core/fileio_1/d1 || { echo "fileio backstore"; return 1; }
-	echo "fd_dev_name=/tmp/iser0.img,fd_dev_size=67108864,fd_buffered_io=1" \
-		>$ISER_TARGET/core/fileio_1/d1/control || { echo "fileio control"; return 1; }
-	echo 1 >$ISER_TARGET/core/fileio_1/d1/enable || { echo "fileio enable"; return 1; }
-	mkdir -p $ISER_TPG/lun/lun_0 && ln -s $ISER_TARGET/core/fileio_1/d1 $ISER_TPG/lun/lun_0/ ||
+	lio_fileio_up 1 /tmp/iser0.img || return 1
+	mkdir -p $ISER_TPG/lun/lun_0 && ln -s $LIO/core/fileio_1/d1 $ISER_TPG/lun/lun_0/ ||
 		{ echo "iscsi lun"; return 1; }
 	echo 0 >$ISER_TPG/attrib/authentication &&
 		echo 1 >$ISER_TPG/attrib/generate_node_acls &&
@@ -46,9 +40,8 @@ iser_target_down() {
 	rmdir "$ISER_TPG/np/$1:3260"
 	rm -f $ISER_TPG/lun/lun_0/d1
 	# (the fabric's own directory holds iscsi_target_mod)
-	rmdir $ISER_TPG/lun/lun_0 $ISER_TPG $ISER_TARGET/iscsi/$ISER_IQN $ISER_TARGET/iscsi
-	rmdir $ISER_TARGET/core/fileio_1/d1 $ISER_TARGET/core/fileio_1
-	rm -f /tmp/iser0.img
+	rmdir $ISER_TPG/lun/lun_0 $ISER_TPG $LIO/iscsi/$ISER_IQN $LIO/iscsi
+	lio_fileio_down 1 /tmp/iser0.img
 }
 
 # iser_initiator_up ADDR: iscsid and a node record for the target on

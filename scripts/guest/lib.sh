@@ -79,6 +79,38 @@ retry() {
 	return 1
 }
 
+# retry_s SECONDS CMD...: CMD every second, its output dropped, until it
+# succeeds, at most SECONDS times (a peer's server that is still coming up).
+retry_s() {
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 1
+	done
+	return 1
+}
+
+# LIO's configfs, where the SCSI targets (ib_srpt, iSCSI over iSER) live.
+LIO=/sys/kernel/config/target
+
+# lio_fileio_up N FILE: backstore fileio_N/dN on a 64 MiB FILE, enabled.
+lio_fileio_up() {
+	local d=$LIO/core/fileio_$1/d$1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	truncate -s 64M "$2"
+	mkdir -p "$d" || { echo "fileio backstore"; return 1; }
+	echo "fd_dev_name=$2,fd_dev_size=67108864,fd_buffered_io=1" >"$d/control" ||
+		{ echo "fileio control"; return 1; }
+	echo 1 >"$d/enable" || { echo "fileio enable"; return 1; }
+}
+
+# lio_fileio_down N FILE (once no LUN links it)
+lio_fileio_down() {
+	rmdir "$LIO/core/fileio_$1/d$1" "$LIO/core/fileio_$1"
+	rm -f "$2"
+}
+
 # disk_up FN, disk_gone FN: whether the block device that function FN
 # prints (nothing when there is none) is there.
 disk_up() {

@@ -173,11 +173,7 @@ nvme_pair() {
 		return
 	fi
 	modprobe nvme-rdma
-	for _ in $(seq 60); do
-		nvme_connect 10.1.0.1 2>/dev/null && { ok=0; break; }
-		sleep 1
-	done
-	check "peer b ($phase): NVMe-oF host connects to 10.1.0.1:4420" test $ok = 0
+	check "peer b ($phase): NVMe-oF host connects to 10.1.0.1:4420" retry_s 60 nvme_connect 10.1.0.1
 	check "peer b ($phase): NVMe-oF $ULP_MIB MiB written and read back equal" nvme_pair_data
 	check "peer b ($phase): NVMe-oF fio randwrite 4 jobs depth 32, verify=crc32c" nvme_fio
 	check "peer b ($phase): NVMe-oF disconnect" nvme_disconnect
@@ -192,7 +188,6 @@ nvme_pair() {
 # what arrived in its export.
 nfs_serve() { modprobe rpcrdma && modprobe nfsd && nfs_server_up 10.1.0.0/24; }
 nfs_pair() {
-	local ok=1
 	if [ "$role" = a ]; then
 		check "peer a ($phase): nfsd with an RDMA listener only on 10.1.0.1:20049" nfs_serve
 		serve_until nfs-done svcrdma
@@ -203,11 +198,7 @@ nfs_pair() {
 		return
 	fi
 	modprobe rpcrdma && modprobe nfsv4
-	for _ in $(seq 60); do
-		nfs_mount 10.1.0.1 2>/dev/null && { ok=0; break; }
-		sleep 1
-	done
-	check "peer b ($phase): NFSv4.2 mount of 10.1.0.1 with proto=rdma" test $ok = 0
+	check "peer b ($phase): NFSv4.2 mount of 10.1.0.1 with proto=rdma" retry_s 60 nfs_mount 10.1.0.1
 	check "peer b ($phase): NFS/RDMA: files of 1 B to $ULP_MIB MiB written" nfs_write $PAT
 	check "peer b ($phase): NFS/RDMA: the files equal by sha256 read back after a remount" \
 		nfs_reread $PAT 10.1.0.1
@@ -220,7 +211,6 @@ nfs_pair() {
 # and reads it back; A compares its file.
 srp_serve() { srp_load && srp_target_up $rdev $me $peer; }
 srp_pair() {
-	local ok=1
 	if [ "$role" = a ]; then
 		check "peer a ($phase): ib_srpt LUN on $rdev, rdma_cm port 5555" srp_serve
 		peer_wait srp-done
@@ -231,11 +221,8 @@ srp_pair() {
 		return
 	fi
 	modprobe sd_mod && modprobe ib_srp
-	for _ in $(seq 60); do
-		srp_login $rdev 10.1.0.1 >/dev/null 2>&1 && { ok=0; break; }
-		sleep 1
-	done
-	check "peer b ($phase): SRP: ib_srp on $rdev logs in to 10.1.0.1" test $ok = 0
+	check "peer b ($phase): SRP: ib_srp on $rdev logs in to 10.1.0.1" \
+		retry_s 60 srp_login $rdev 10.1.0.1
 	check "peer b ($phase): SRP: $ULP_MIB MiB written and read back equal" srp_data $PAT
 	check "peer b ($phase): SRP: log out" srp_logout
 	check "peer b ($phase): ib_srp unloads" rmmod ib_srp
@@ -248,7 +235,6 @@ srp_pair() {
 iser_serve() { iser_load && iser_target_up 10.1.0.1; }
 iser_join() { iser_load && iser_initiator_up 10.1.0.1; }
 iser_pair() {
-	local ok=1
 	if [ "$role" = a ]; then
 		check "peer a ($phase): LIO iSCSI target with an iSER portal on 10.1.0.1:3260" iser_serve
 		peer_wait iser-done
@@ -259,11 +245,7 @@ iser_pair() {
 		return
 	fi
 	check "peer b ($phase): open-iscsi with a node record for 10.1.0.1 on its iser iface" iser_join
-	for _ in $(seq 60); do
-		iser_login 10.1.0.1 >/dev/null 2>&1 && { ok=0; break; }
-		sleep 1
-	done
-	check "peer b ($phase): iSER: log in to 10.1.0.1" test $ok = 0
+	check "peer b ($phase): iSER: log in to 10.1.0.1" retry_s 60 iser_login 10.1.0.1
 	check "peer b ($phase): iSER: ext4 made on the LUN, files of 1 B to $ULP_MIB MiB written" \
 		iser_write $PAT
 	check "peer b ($phase): iSER: log out" iser_logout 10.1.0.1

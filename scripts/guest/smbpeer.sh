@@ -15,7 +15,6 @@ SMB_FILES="1 4096 131072 1048577"
 
 smb_serve() { modprobe ksmbd && smb_server_up && smb_put $PAT /srv/smb s; }
 smb_pair() {
-	local ok=1
 	if [ "$role" = a ]; then
 		check "peer a ($phase): ksmbd shares files of 1 B to 1 MiB" smb_serve
 		peer_tell smb-ready
@@ -28,11 +27,7 @@ smb_pair() {
 	fi
 	modprobe cifs
 	peer_wait smb-ready
-	for _ in $(seq 30); do
-		smb_mount 10.1.0.1 >/dev/null 2>&1 && { ok=0; break; }
-		sleep 1
-	done
-	check "peer b ($phase): SMB 3.1.1 mount of 10.1.0.1 over SMB Direct" test $ok = 0
+	check "peer b ($phase): SMB 3.1.1 mount of 10.1.0.1 over SMB Direct" retry_s 30 smb_mount 10.1.0.1
 	check "peer b ($phase): SMB Direct: A's files read equal by sha256" smb_compare $PAT /mnt/smb s
 	check "peer b ($phase): SMB Direct: files of 1 B to 1 MiB written" smb_put $PAT /mnt/smb c
 	check "peer b ($phase): SMB Direct: unmount" umount /mnt/smb

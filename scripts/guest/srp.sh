@@ -3,7 +3,6 @@
 # SRP helpers for guest scripts (ulp.sh, peer.sh); sourced. The target is
 # ib_srpt on a file LUN through LIO's configfs, the host ib_srp logging in
 # over rdma_cm, as blktests' srp tests do on RoCE.
-SRPT=/sys/kernel/config/target
 # ib_srpt's service GUID, fixed at load so that a host in another guest
 # can name it (by default it is the first device's node GUID)
 SRP_GUID=0x0002c903000e0001
@@ -23,23 +22,18 @@ srp_target_up() {
 	local tp a
 	tp=$(srp_port "$1")
 	shift
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	truncate -s 64M /tmp/srp0.img
-	mkdir -p $SRPT/core/fileio_0/d0 || { echo "fileio backstore"; return 1; }
-	echo "fd_dev_name=/tmp/srp0.img,fd_dev_size=67108864,fd_buffered_io=1" \
-		>$SRPT/core/fileio_0/d0/control || { echo "fileio control"; return 1; }
-	echo 1 >$SRPT/core/fileio_0/d0/enable || { echo "fileio enable"; return 1; }
-	mkdir -p $SRPT/srpt && echo 5555 >$SRPT/srpt/discovery_auth/rdma_cm_port ||
+	lio_fileio_up 0 /tmp/srp0.img || return 1
+	mkdir -p $LIO/srpt && echo 5555 >$LIO/srpt/discovery_auth/rdma_cm_port ||
 		{ echo "srpt rdma_cm_port"; return 1; }
-	mkdir -p "$SRPT/srpt/$tp/$tp/lun/lun_0" &&
-		ln -s $SRPT/core/fileio_0/d0 "$SRPT/srpt/$tp/$tp/lun/lun_0/" ||
+	mkdir -p "$LIO/srpt/$tp/$tp/lun/lun_0" &&
+		ln -s $LIO/core/fileio_0/d0 "$LIO/srpt/$tp/$tp/lun/lun_0/" ||
 		{ echo "srpt port $tp: lun"; return 1; }
 	for a in "$@"; do
-		mkdir -p "$SRPT/srpt/$tp/$tp/acls/$a/lun_0" &&
-			ln -s "$SRPT/srpt/$tp/$tp/lun/lun_0" "$SRPT/srpt/$tp/$tp/acls/$a/lun_0/" ||
+		mkdir -p "$LIO/srpt/$tp/$tp/acls/$a/lun_0" &&
+			ln -s "$LIO/srpt/$tp/$tp/lun/lun_0" "$LIO/srpt/$tp/$tp/acls/$a/lun_0/" ||
 			{ echo "srpt acl $a"; return 1; }
 	done
-	echo 1 >"$SRPT/srpt/$tp/$tp/enable" || { echo "srpt enable"; return 1; }
+	echo 1 >"$LIO/srpt/$tp/$tp/enable" || { echo "srpt enable"; return 1; }
 }
 
 # srp_target_down DEV ADDR...
@@ -47,15 +41,14 @@ srp_target_down() {
 	local tp a
 	tp=$(srp_port "$1")
 	shift
-	echo 0 >"$SRPT/srpt/$tp/$tp/enable"
+	echo 0 >"$LIO/srpt/$tp/$tp/enable"
 	for a in "$@"; do
-		rm -f "$SRPT/srpt/$tp/$tp/acls/$a/lun_0/lun_0"
-		rmdir "$SRPT/srpt/$tp/$tp/acls/$a/lun_0" "$SRPT/srpt/$tp/$tp/acls/$a"
+		rm -f "$LIO/srpt/$tp/$tp/acls/$a/lun_0/lun_0"
+		rmdir "$LIO/srpt/$tp/$tp/acls/$a/lun_0" "$LIO/srpt/$tp/$tp/acls/$a"
 	done
-	rm -f "$SRPT/srpt/$tp/$tp/lun/lun_0/d0"
-	rmdir "$SRPT/srpt/$tp/$tp/lun/lun_0" "$SRPT/srpt/$tp/$tp" "$SRPT/srpt/$tp" $SRPT/srpt
-	rmdir $SRPT/core/fileio_0/d0 $SRPT/core/fileio_0
-	rm -f /tmp/srp0.img
+	rm -f "$LIO/srpt/$tp/$tp/lun/lun_0/d0"
+	rmdir "$LIO/srpt/$tp/$tp/lun/lun_0" "$LIO/srpt/$tp/$tp" "$LIO/srpt/$tp" $LIO/srpt
+	lio_fileio_down 0 /tmp/srp0.img
 }
 
 # The target's modules, and the SCSI disk driver for the host (the guest
