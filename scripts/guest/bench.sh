@@ -126,7 +126,7 @@ ulp_bench() { # driver
 	   nfs_server_up 10.0.0.0/24 >/dev/null && nfs_mount 10.0.0.1; then
 		bench nfs_write_1m_MBps "$1" "$(fio_rate write 1m 4 1 /mnt/nfs/bench.dat bw_bytes)"
 		bench nfs_read_1m_MBps "$1" "$(fio_rate read 1m 4 1 /mnt/nfs/bench.dat bw_bytes)"
-		umount /mnt/nfs
+		nfs_umount
 	else
 		echo "@@ $1: NFS/RDMA set-up failed"
 	fi

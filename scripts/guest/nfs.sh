@@ -48,6 +48,16 @@ nfs_mount() {
 		grep -q 'proto=rdma' /proc/mounts
 }
 
+# nfs_umount: /mnt/nfs unmounted and the client gone. The last client
+# is freed (DESTROY_SESSION, DESTROY_CLIENTID) after umount returns, and
+# holds nfsv4 until then: the server must stay up and nfsv4 cannot
+# unload meanwhile.
+nfs_umount() {
+	umount /mnt/nfs || return 1
+	retry_s 30 test "$(cat /sys/module/nfsv4/refcnt)" = 0 ||
+		{ echo "nfsv4 still held: refcnt $(cat /sys/module/nfsv4/refcnt)"; return 1; }
+}
+
 # nfs_write PATTERN: files of several sizes cut from PATTERN written
 # through the mount, and on stable storage when this returns.
 nfs_write() {

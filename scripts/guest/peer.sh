@@ -202,7 +202,7 @@ nfs_pair() {
 	check "peer b ($phase): NFS/RDMA: files of 1 B to $ULP_MIB MiB written" nfs_write $PAT
 	check "peer b ($phase): NFS/RDMA: the files equal by sha256 read back after a remount" \
 		nfs_reread $PAT 10.1.0.1
-	check "peer b ($phase): NFS/RDMA: unmount" umount /mnt/nfs
+	check "peer b ($phase): NFS/RDMA: unmount, and the client lets go of nfsv4" nfs_umount
 	check "peer b ($phase): nfsv4 and rpcrdma unload" modprobe -r nfsv4 rpcrdma
 	peer_tell nfs-done
 }

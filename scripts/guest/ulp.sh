@@ -108,7 +108,7 @@ phase_nfs() {
 	check "$t NFS/RDMA: the files equal by sha256 on the server" nfs_compare $PAT /srv/nfs
 	check "$t NFS/RDMA: the files equal by sha256 read back after a remount" nfs_reread $PAT 10.0.0.1
 	check "$t NFS/RDMA: fio O_DIRECT randwrite 4 KiB..1 MiB, verify=crc32c" nfs_fio
-	check "$t NFS/RDMA: unmount" umount /mnt/nfs
+	check "$t NFS/RDMA: unmount, and the client lets go of nfsv4" nfs_umount
 	nfs_server_down
 	check "$t rpcrdma unloads" modprobe -r nfsv4 rpcrdma
 	after=$(res_counts qpnic0)
