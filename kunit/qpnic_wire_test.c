@@ -13,7 +13,7 @@
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <net/ip.h>
-#include <asm/unaligned.h>
+#include <qpnic/compat.h>
 #include <qpnic/wire.h>
 
 #include "qpnic_test_util.h"

@@ -12,7 +12,7 @@
  * destroy_qp stops them for good with del_timer_sync().
  */
 #include <linux/skbuff.h>
-#include <asm/unaligned.h>
+#include <qpnic/compat.h>
 
 #include "qpnic.h"
 

@@ -42,8 +42,9 @@ static void qpnic_cq_overflow_work(struct work_struct *work)
 }
 
 int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata)
+		    struct qpnic_create_cq_arg *arg)
 {
+	struct ib_udata *udata = qpnic_create_cq_udata(arg);
 	struct qpnic_dev *qdev = to_qdev(ibcq->device);
 	struct qpnic_cq *cq = to_qcq(ibcq);
 	struct rxe_create_cq_resp resp = {};

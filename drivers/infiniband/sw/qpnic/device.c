@@ -46,7 +46,8 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SRQ_RESIZE | IB_DEVICE_MEM_MGT_EXTENSIONS |
-				 IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 QPNIC_DEVICE_ATOMIC_WRITE;
 	attr->max_send_sge = QPNIC_MAX_SGE;
 	attr->max_recv_sge = QPNIC_MAX_SGE;
 	attr->max_sge_rd = QPNIC_MAX_SGE;

@@ -7,7 +7,7 @@
 #ifndef QPNIC_HDR_H
 #define QPNIC_HDR_H
 
-#include <asm/unaligned.h>
+#include <qpnic/compat.h>
 #include <qpnic/wire.h>
 
 /* Bytes of the extension headers flagged in @hdrs (a QPNIC_OP_HDRS subset). */

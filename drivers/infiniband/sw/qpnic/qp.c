@@ -670,7 +670,8 @@ static int qpnic_qp_check_attr(struct qpnic_dev *qdev, struct qpnic_qp *qp,
 	}
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-				       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))) {
+				       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+				       QPNIC_ACCESS_FLUSH))) {
 		ibdev_dbg(&qdev->ibdev, "modify_qp: access flags %#x not supported\n",
 			  attr->qp_access_flags);
 		return -EINVAL;

@@ -16,6 +16,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
+#include <qpnic/compat.h>
 #include <qpnic/qpnic.h>
 #include <qpnic/wire.h>
 
@@ -612,7 +613,7 @@ void qpnic_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* cq.c */
 int qpnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata);
+		    struct qpnic_create_cq_arg *arg);
 int qpnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int qpnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int qpnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);

@@ -297,7 +297,7 @@ int qpnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	entry = container_of(rdma_entry, struct qpnic_mmap_entry, rdma_entry);
 	npages = rdma_entry->npages;
 	/* The ring is exactly this big: no growing it with mremap. */
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	qpnic_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	err = vm_insert_pages(vma, vma->vm_start, entry->pages, &npages);
 	if (err)
 		ibdev_dbg(ibuc->device, "mmap: mapping the ring failed %d (%lu pages left)\n",

@@ -24,7 +24,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
-#include <asm/unaligned.h>
+#include <qpnic/compat.h>
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"

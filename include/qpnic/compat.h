@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What differs between the kernel series qpnic builds on (6.1 and 6.12,
+ * Debian 12 and 13), in one place: the driver and its tests use only the
+ * names below, never LINUX_VERSION_CODE. A new series adds its cases here.
+ */
+#ifndef QPNIC_COMPAT_H
+#define QPNIC_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/mm.h>
+
+/* 6.12 moved the unaligned accessors out of asm/. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+struct ib_udata;
+struct uverbs_attr_bundle;
+
+/*
+ * create_cq's third argument: the udata until 6.11, then the whole
+ * attribute bundle (NULL for a kernel CQ), whose driver_udata it was.
+ * The driver takes a struct qpnic_create_cq_arg * and asks for its udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#include <rdma/uverbs_ioctl.h>
+#define qpnic_create_cq_arg uverbs_attr_bundle
+
+static inline struct ib_udata *qpnic_create_cq_udata(struct qpnic_create_cq_arg *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+#define qpnic_create_cq_arg ib_udata
+
+static inline struct ib_udata *qpnic_create_cq_udata(struct qpnic_create_cq_arg *udata)
+{
+	return udata;
+}
+#endif
+
+/* vm_flags became read-only in 6.3, set through vm_flags_set(). */
+static inline void qpnic_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+/*
+ * 6.2 gave the uAPI names to IBTA 1.5's FLUSH and ATOMIC WRITE: the QP
+ * access bits that let a FLUSH in (qpnic does not execute FLUSH yet: its
+ * device flags do not claim it, so no MR can be registered for it), and
+ * the device flag that says ATOMIC WRITE works (it does on every series;
+ * 6.1 has no name to claim it by).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define QPNIC_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#define QPNIC_DEVICE_ATOMIC_WRITE IB_DEVICE_ATOMIC_WRITE
+#else
+#define QPNIC_ACCESS_FLUSH	0
+#define QPNIC_DEVICE_ATOMIC_WRITE 0
+#endif
+
+#endif /* QPNIC_COMPAT_H */
