@@ -13,8 +13,9 @@ modules:
 	scripts/build-modules.sh "$(KDIR)" $(BUILD)
 	@find $(BUILD) -name '*.ko' -printf '  built %p\n'
 
+# KERNELS="6.1 6.12" (the default) or one of them
 check:
-	scripts/check.sh
+	KERNELS="$(KERNELS)" scripts/check.sh
 
 demo:
 	scripts/demo.sh

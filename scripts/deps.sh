@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Install the Debian 12 packages qpnic's build, VMs and tests need.
+# Install the Debian 12 packages qpnic's build, VMs and tests need (the
+# headers of both kernel series, lib.sh's QPNIC_SERIES).
 # Only missing packages are installed; nothing is done when all are there.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 packages=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves patch
-	linux-source-6.1 linux-headers-amd64 sparse
+	linux-source-6.1 sparse
 	qemu-system-x86 cpio kmod zstd xz-utils debootstrap python3
 	libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
 )
+for s in $QPNIC_SERIES; do packages+=("$(series_headers_pkg "$s")"); done
 missing=()
 for p in "${packages[@]}"; do
 	[ -n "$(pkg_version "$p")" ] || missing+=("$p")

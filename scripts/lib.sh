@@ -21,13 +21,41 @@ need_free_mb() {
 # Version of an installed Debian package, empty when it is not installed.
 pkg_version() { dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/null | awk '$1=="installed" {print $2}'; }
 
-# The Debian ABI name of the stock kernel whose headers are installed (6.1.0-N-amd64).
-stock_kver() {
-	local h
-	h=$(ls -d /usr/src/linux-headers-6.1.0-*-amd64 2>/dev/null | sort -V | tail -n 1)
-	[ -n "$h" ] || die "no linux-headers-6.1.0-*-amd64 installed (run scripts/deps.sh)"
+# The kernel series qpnic is built and tested on, each Debian's stock
+# kernel from Debian 12's archive, and the Debian release whose userspace
+# its guests run (rdma-core 44 and 56).
+QPNIC_SERIES="6.1 6.12"
+series_suite() {
+	case $1 in
+	6.1) echo bookworm ;;
+	6.12) echo trixie ;;
+	*) die "kernel series $1 is not one of: $QPNIC_SERIES" ;;
+	esac
+}
+# The headers package deps.sh installs for a series (it pulls the newest ABI).
+series_headers_pkg() {
+	case $1 in
+	6.1) echo linux-headers-amd64 ;;
+	6.12) echo linux-headers-6.12-amd64 ;;
+	*) die "kernel series $1 is not one of: $QPNIC_SERIES" ;;
+	esac
+}
+
+# series_kver SERIES: the Debian ABI name of the newest installed kernel
+# headers of SERIES (6.1.0-N-amd64, 6.12.N+deb12-amd64).
+series_kver() {
+	local glob h
+	case $1 in
+	6.1) glob='6.1.0-*-amd64' ;;
+	6.12) glob='6.12.*+deb12-amd64' ;;
+	*) die "kernel series $1 is not one of: $QPNIC_SERIES" ;;
+	esac
+	# shellcheck disable=SC2086 # the glob is meant to expand
+	h=$(ls -d /usr/src/linux-headers-$glob 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$h" ] || die "no linux-headers-$glob installed (run scripts/deps.sh)"
 	basename "$h" | sed 's/^linux-headers-//'
 }
+stock_kver() { series_kver 6.1; }
 
 # timed DESC CMD...: run CMD, report its wall time.
 timed() {

@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# usage: mkinitrd.sh OUT MODDIR [KO...]
-# The guest's initramfs: the cached Debian rootfs cpio followed by a small
+# usage: mkinitrd.sh SUITE OUT MODDIR [KO...]
+# The guest's initramfs: the cached Debian SUITE rootfs cpio followed by a small
 # cpio with the kernel's modules (MODDIR, a lib/modules/<version> folder),
 # qpnic's modules KO..., /init, the guest scripts and the guest tests.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-out=$1 moddir=$2
-shift 2
+suite=$1 out=$2 moddir=$3
+shift 3
 kver=$(basename "$moddir")
-rootfs=$("$QPNIC_TOP/scripts/build-rootfs.sh")
+rootfs=$("$QPNIC_TOP/scripts/build-rootfs.sh" "$suite")
 stage=$(mktemp -d "$QPNIC_BUILD/initrd.XXXXXX")
 trap 'rm -rf "$stage" "$stage.cpio"' EXIT
 mkdir -p "$stage/usr/lib/modules" "$stage/opt/qpnic"

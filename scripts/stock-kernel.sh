@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The stock guest kernel: Debian's linux-image matching the installed
-# linux-headers, unpacked with dpkg-deb (never installed on the host), with
+# usage: stock-kernel.sh [SERIES]   (lib.sh's QPNIC_SERIES; default 6.1)
+# A stock guest kernel: Debian's linux-image matching the installed
+# linux-headers of SERIES, unpacked with dpkg-deb (never installed on the host), with
 # the subset of its modules the guest needs. Cached per kernel version.
 # Prints the directory (vmlinuz, modroot/) on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kver=$(stock_kver)
+kver=$(series_kver "${1:-6.1}")
 # keyed by this script too: a module added below makes a new cache entry
 dir=$QPNIC_CACHE/stock-kernel/$kver-$(sha256sum <"$0" | cut -c1-12)
 if [ -f "$dir/.done" ]; then

@@ -74,9 +74,17 @@ for _ in $(seq 100); do grep -q live= /tmp/hold.out && break; sleep 0.2; done
 check "a process holds 100 QPs on qpnic2" grep -q "live=100 " /tmp/hold.out
 # the driver's view of each QP: 16 WRs asked, a librxe ring of 32 slots
 # holds 31 (QPs still in RESET have no port: no link filter)
-rdma -dd res show qp >/tmp/res.out 2>&1
-check "rdma res show qp shows qpnic's queue and PSN view of the 100 QPs" \
-	bash -c "[ \$(grep qpnic2 /tmp/res.out | grep -c 'drv_sq_queued 0 drv_sq_depth 31 drv_rq_queued 0 drv_rq_depth 31 drv_sq_next_psn .* drv_sq_unacked_psn .* drv_rd_atomic_outstanding 0 drv_rq_expected_psn ') = 100 ]"
+# (JSON: iproute2 6.15 wraps the text form's driver attributes)
+rdma -dd -j res show qp >/tmp/res.json 2>&1
+check "rdma res show qp shows qpnic's queue and PSN view of the 100 QPs" python3 -c '
+import json, sys
+want = {"drv_sq_queued": 0, "drv_sq_depth": 31, "drv_rq_queued": 0, "drv_rq_depth": 31,
+        "drv_rd_atomic_outstanding": 0}
+qps = [q for q in json.load(open("/tmp/res.json")) if q.get("ifname") == "qpnic2" and q["lqpn"] > 1]
+good = [q for q in qps if all(q.get(k) == v for k, v in want.items()) and
+        all(k in q for k in ("drv_sq_next_psn", "drv_sq_unacked_psn", "drv_rq_expected_psn"))]
+print(f"{len(good)} of {len(qps)} QPs as expected", qps[:1])
+sys.exit(len(good) != 100 or len(qps) != 100)'
 check "rdma link delete while a process holds QPs" timeout 60 rdma link delete qpnic2
 echo >&8
 exec 8>&-

@@ -32,6 +32,16 @@ for c in "${classes[@]}"; do
 		result FAIL "pyverbs $c on $label" "ok=$good failed: $bad"
 	fi
 done
+# The whole suite on qpnic: nothing fails and nothing errors (a test may
+# skip for what the device does not offer; rdma_rxe is only compared).
+if [ "$scope" = all ] && [ "$label" = qpnic ]; then
+	sum=$(sed -n 's/^@@PYTEST-SUMMARY //p' "$out")
+	if echo "$sum" | grep -q ' fail=0 error=0 '; then
+		result PASS "pyverbs whole suite on $label: no failure, no error ($sum)"
+	else
+		result FAIL "pyverbs whole suite on $label: no failure, no error" "${sum:-no summary: the run died}"
+	fi
+fi
 # For the log: every test's outcome in a whole-suite run (the host compares
 # drivers), otherwise those that did not pass, with their reasons.
 if [ "$scope" = all ]; then
