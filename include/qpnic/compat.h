@@ -52,6 +52,13 @@ static inline void qpnic_vm_flags_set(struct vm_area_struct *vma, vm_flags_t fla
 #endif
 }
 
+/* 6.10's __assign_str() takes the source from the event's __string(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define qpnic_assign_str(field, src)	__assign_str(field)
+#else
+#define qpnic_assign_str(field, src)	__assign_str(field, src)
+#endif
+
 /*
  * 6.2 gave the uAPI names to IBTA 1.5's FLUSH and ATOMIC WRITE: the QP
  * access bits that let a FLUSH in (qpnic does not execute FLUSH yet: its

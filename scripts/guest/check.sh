@@ -48,6 +48,7 @@ rx_case truncated rx_drop_malformed
 check "rdma statistic shows qpnic0's port counters" \
 	bash -c "rdma statistic show link qpnic0/1 | grep -q 'rx_icrc_errors 5'"
 bash /opt/qpnic/guest/data.sh qpnic0 10.0.0.1
+bash /opt/qpnic/guest/trace.sh qpnic0 10.0.0.1
 # Memory and rdma cgroups bound what a process can make (stock kernel only:
 # the debug test kernel is built without cgroups).
 if [ "${want_kunit:-0}" = 0 ]; then

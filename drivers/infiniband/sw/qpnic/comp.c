@@ -15,6 +15,7 @@
 #include <qpnic/compat.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 /* IBTA 9.7.5.2.8: RNR NAK timer field to microseconds. */
 static const u32 qpnic_rnr_usecs[32] = {
@@ -91,12 +92,13 @@ struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp)
  * starts one: at most one per round of resends, however many NAKs (true
  * or forged) come in.
  */
-static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn)
+static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn, const char *cause)
 {
 	if (qp->comp.rewound &&
 	    (qp->comp.rewound_psn == psn ||
 	     qpnic_psn_diff(qp->req.psn, qp->req.max_psn) < 0))
 		return;
+	trace_qpnic_retransmit(&qp->ibqp, cause, psn);
 	qp->comp.rewound = true;
 	qp->comp.rewound_psn = psn;
 	qpnic_req_rewind(qp, psn);
@@ -120,7 +122,8 @@ static bool qpnic_comp_ack(struct qpnic_qp *qp, u32 psn, bool *notify)
 			if (qpnic_psn_diff(qp->comp.psn, wqe->first_psn) < 0)
 				qp->comp.psn = wqe->first_psn;
 			if (qpnic_psn_diff(psn, wqe->first_psn) >= 0)
-				qpnic_comp_rewind(qp, qp->comp.psn);
+				qpnic_comp_rewind(qp, qp->comp.psn,
+						  "implied NAK: ACK past a READ or atomic");
 			return progress;
 		}
 		if (qpnic_psn_diff(wqe->last_psn, psn) > 0)
@@ -190,7 +193,7 @@ static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 
 	if (!wqe || !qpnic_is_rd_atomic(wqe) || wqe->opcode == IB_WR_RDMA_READ ||
 	    pkt->psn != wqe->first_psn || !answer) {
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		return false;
 	}
 	if (!write) {
@@ -226,22 +229,24 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 
 	if (!wqe || wqe->opcode != IB_WR_RDMA_READ ||
 	    qpnic_psn_diff(pkt->psn, wqe->first_psn) < 0) {
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		return false;
 	}
 	if (qpnic_psn_diff(qp->comp.psn, wqe->first_psn) < 0)
 		qp->comp.psn = wqe->first_psn;
 	if (qpnic_psn_diff(pkt->psn, wqe->last_psn) > 0) {
 		/* a later request's: the rest of this READ was lost (implied NAK) */
-		qpnic_comp_rewind(qp, qp->comp.psn);
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		qpnic_comp_rewind(qp, qp->comp.psn,
+				  "implied NAK: a later response than the READ's");
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		return false;
 	}
 	if (pkt->psn != qp->comp.psn) {
 		/* ahead: one went missing, ask again from it; behind: a duplicate */
 		if (qpnic_psn_diff(pkt->psn, qp->comp.psn) > 0)
-			qpnic_comp_rewind(qp, qp->comp.psn);
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+			qpnic_comp_rewind(qp, qp->comp.psn,
+					  "READ response missing");
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		return false;
 	}
 	offset = (u64)qpnic_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
@@ -253,7 +258,7 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (last != at_end || (!last && pkt->paylen != qp->mtu) ||
 	    offset + pkt->paylen > wqe->length ||
 	    (last && offset + pkt->paylen != wqe->length)) {
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		return false;
 	}
 	err = qpnic_sgl_copy(qdev, qp->ibqp.pd, wqe->sge, wqe->num_sge, offset,
@@ -290,14 +295,14 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (qp->dying || qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET ||
 	    qpnic_psn_diff(pkt->psn, qp->req.max_psn) >= 0) {
 		/* nothing was sent with that PSN */
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		goto out;
 	}
 	if (pkt->flags & (QPNIC_OP_READ | QPNIC_OP_ATMACK)) {
 		struct qpnic_send_wqe *wqe;
 
 		if ((syndrome & QPNIC_AETH_TYPE_MASK) != QPNIC_AETH_ACK) {
-			qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+			qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 			goto out;
 		}
 		progress = qpnic_comp_ack_before(qp, pkt->psn, &notify);
@@ -312,7 +317,7 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 	case QPNIC_AETH_ACK:
 		progress = qpnic_comp_ack(qp, pkt->psn, &notify);
 		if (!progress)	/* acknowledges nothing new */
-			qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+			qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		break;
 	case QPNIC_AETH_RNR_NAK:
 		qpnic_count(qdev, QPNIC_CNT_RX_RNR_NAKS);
@@ -323,6 +328,8 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		}
 		if (qp->comp.rnr_retries != 7)	/* 7: retry for ever */
 			qp->comp.rnr_retries--;
+		trace_qpnic_rnr_wait(&qp->ibqp, pkt->psn, qpnic_rnr_usecs[syndrome & 0x1f],
+				     qp->comp.rnr_retries);
 		qpnic_req_rewind(qp, pkt->psn);
 		qp->req.rnr_wait = true;
 		del_timer(&qp->comp.retrans_timer);
@@ -340,14 +347,14 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 			if (progress)
 				qpnic_comp_progress(qp);
 			progress = false;
-			qpnic_comp_rewind(qp, pkt->psn);
+			qpnic_comp_rewind(qp, pkt->psn, "sequence NAK");
 			break;
 		}
 		qpnic_count(qdev, QPNIC_CNT_RX_ERROR_NAKS);
 		qpnic_comp_fail(qp, qpnic_nak_status(syndrome & 0x1f), &notify);
 		goto out;
 	default:
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_STALE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		goto out;
 	}
 done:
@@ -382,7 +389,7 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 			if (qp->comp.backoff < 6)
 				qp->comp.backoff++;
 			qp->comp.rewound = false;
-			qpnic_comp_rewind(qp, qp->comp.psn);
+			qpnic_comp_rewind(qp, qp->comp.psn, "ACK timeout");
 			kick = true;
 		}
 	}

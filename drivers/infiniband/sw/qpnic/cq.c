@@ -7,6 +7,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 static u32 qpnic_cqe_size(bool user)
 {
@@ -242,8 +243,10 @@ bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
 			schedule_work(&cq->overflow_work);
 		}
 		spin_unlock_irqrestore(&cq->lock, flags);
+		trace_qpnic_complete(&cq->ibcq, wc, true);
 		return false;
 	}
+	trace_qpnic_complete(&cq->ibcq, wc, false);
 	if (cq->user)
 		qpnic_wc_to_uverbs(wc, qpnic_queue_slot(&cq->queue, cq->queue.prod));
 	else

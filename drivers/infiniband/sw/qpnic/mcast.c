@@ -242,7 +242,7 @@ void qpnic_mcast_rcv(struct qpnic_dev *qdev, struct sk_buff *skb,
 				qpns[n++] = at->qpn;
 	spin_unlock(&qdev->mcast_rx_lock);
 	if (!n)
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_UNKNOWN_QP);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_UNKNOWN_QP, pkt);
 	for (i = 0; i < n; i++) {
 		struct qpnic_qp *qp = qpnic_qp_get(qdev, qpns[i]);
 

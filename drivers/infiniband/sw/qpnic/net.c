@@ -25,6 +25,7 @@
 #include <rdma/ib_cache.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 static struct socket *qpnic_sock4;
 static struct socket *qpnic_sock6;
@@ -132,7 +133,7 @@ struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 
 	skb = alloc_skb(headroom + len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!skb) {
-		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_MEM);
+		qpnic_drop(qdev, QPNIC_CNT_TX_DROP_NO_MEM, NULL);
 		return NULL;
 	}
 	skb_reserve(skb, headroom);
@@ -152,13 +153,13 @@ static bool qpnic_skb_route(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	dst = av->network_type == RDMA_NETWORK_IPV4 ? qpnic_route4(av) :
 						      qpnic_route6(av);
 	if (IS_ERR(dst)) {
-		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_ROUTE);
+		qpnic_drop(qdev, QPNIC_CNT_TX_DROP_NO_ROUTE, NULL);
 		kfree_skb(skb);
 		return false;
 	}
 	skb_dst_set(skb, dst);
 	if (skb_cow_head(skb, hdrs + LL_RESERVED_SPACE(dst->dev))) {
-		qpnic_count(qdev, QPNIC_CNT_TX_DROP_NO_MEM);
+		qpnic_drop(qdev, QPNIC_CNT_TX_DROP_NO_MEM, NULL);
 		kfree_skb(skb);
 		return false;
 	}
@@ -214,7 +215,7 @@ static void qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
 {
 	/* racing senders may each pass the limit by one */
 	if (skb_queue_len_lockless(&qdev->loopback_q) >= QPNIC_LOOPBACK_MAX) {
-		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_DROPS);
+		qpnic_drop(qdev, QPNIC_CNT_LOOPBACK_DROPS, NULL);
 		kfree_skb(skb);
 		return;
 	}
@@ -234,6 +235,7 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 
 	if (!av->loopback && !qpnic_skb_route(qdev, av, skb))
 		return;
+	trace_qpnic_pkt_send(&qdev->ibdev, skb->data, skb->len);
 	qpnic_push_udp_ip(av, skb, sport);
 	/*
 	 * The transmit queue follows the flow: the hash carries the entropy

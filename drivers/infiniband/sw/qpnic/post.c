@@ -6,6 +6,7 @@
  * opcode. The QP object, its state machine and its flushes are qp.c's.
  */
 #include "qpnic.h"
+#include "trace.h"
 
 enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode)
 {
@@ -200,8 +201,11 @@ u32 qpnic_sq_copy_in(struct qpnic_qp *qp, u32 max)
 	for (n = 0; n < max; n++, done++) {
 		u32 index = (q->cons + done) & q->wrap;
 
-		qpnic_sq_copy_wqe(qp, qpnic_queue_slot(q, index),
-				  qpnic_sq_wqe(qp, index));
+		struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, index);
+
+		qpnic_sq_copy_wqe(qp, qpnic_queue_slot(q, index), wqe);
+		trace_qpnic_post_send(&qp->ibqp, wqe->wr_id, wqe->opcode,
+				      wqe->length, true);
 	}
 	qp->sq.copied = (q->cons + done) & q->wrap;
 	return n;
@@ -403,6 +407,7 @@ int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct qpnic_dev *qdev = to_qdev(ibqp->device);
 	struct qpnic_qp *qp = to_qqp(ibqp);
+	struct qpnic_send_wqe *wqe;
 	unsigned long flags;
 	bool flush;
 	int err = 0;
@@ -436,8 +441,10 @@ int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		qpnic_build_send_wqe(qp, wr,
-				     qpnic_queue_slot(&qp->sq.queue, qp->sq.queue.prod));
+		wqe = qpnic_queue_slot(&qp->sq.queue, qp->sq.queue.prod);
+		qpnic_build_send_wqe(qp, wr, wqe);
+		trace_qpnic_post_send(ibqp, wqe->wr_id, wqe->opcode, wqe->length,
+				      false);
 		qpnic_queue_produced(&qp->sq.queue);
 	}
 out:
@@ -519,6 +526,7 @@ int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
+		trace_qpnic_post_recv(ibqp, wr->wr_id, wr->num_sge);
 	}
 out:
 	flush = qp->state == IB_QPS_ERR;

@@ -11,6 +11,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 /* Kernel SQs hold struct qpnic_send_wqe, user SQs librxe's rxe_send_wqe. */
 static u32 qpnic_send_wqe_hdr(bool user)
@@ -522,6 +523,8 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 	if (state == IB_QPS_SQD && qp->state != IB_QPS_SQD &&
 	    qp->attr.en_sqd_async_notify)
 		qp->sqd_notify = true;
+	if (state != qp->state)
+		trace_qpnic_qp_state(&qp->ibqp, qp->state, state);
 	qp->state = state;
 	qpnic_qp_sq_drained_check(qp);
 	if (state == IB_QPS_RESET) {
@@ -544,6 +547,8 @@ void qpnic_qp_error_locked(struct qpnic_qp *qp)
 {
 	lockdep_assert_held(&qp->sq.lock);
 	spin_lock(&qp->rq.lock);
+	if (qp->state != IB_QPS_ERR)
+		trace_qpnic_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	spin_unlock(&qp->rq.lock);
 	qp->fatal_pending = true;

@@ -532,6 +532,8 @@ extern struct workqueue_struct *qpnic_wq;
 /* stats.c */
 extern const struct ib_device_ops qpnic_stats_ops;
 int qpnic_counters_init(struct qpnic_dev *qdev);
+void qpnic_drop(struct qpnic_dev *qdev, enum qpnic_counter reason,
+		const struct qpnic_pkt *pkt);
 void qpnic_counters_free(struct qpnic_dev *qdev);
 
 /* net.c */

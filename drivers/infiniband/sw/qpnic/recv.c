@@ -14,6 +14,7 @@
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 /*
  * The qpnic device on @ndev, with a reference; NULL for anybody else's.
@@ -115,6 +116,7 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb)
 	struct qpnic_qp *qp = NULL;
 	enum qpnic_counter drop;
 	struct qpnic_pkt pkt;
+	bool parsed;
 
 	drop = qpnic_rcv_check(qdev, skb, &pkt, &qp);
 	if (drop == QPNIC_CNT_RX_MCAST) {
@@ -125,6 +127,7 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb)
 	}
 	if (drop == QPNIC_NUM_COUNTERS) {
 		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
+		trace_qpnic_pkt_recv(&qdev->ibdev, &pkt);
 		if (pkt.flags & QPNIC_OP_REQ) {
 			qpnic_resp_rcv(qp, skb, &pkt);
 		} else {
@@ -134,7 +137,9 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb)
 		qpnic_qp_put(qp);
 		return;
 	}
-	qpnic_count(qdev, drop);
+	/* (the header fields are there once it parsed) */
+	parsed = drop != QPNIC_CNT_RX_DROP_MALFORMED && drop != QPNIC_CNT_RX_DROP_OPCODE;
+	qpnic_drop(qdev, drop, parsed ? &pkt : NULL);
 	if (qp)
 		qpnic_qp_put(qp);
 	kfree_skb(skb);

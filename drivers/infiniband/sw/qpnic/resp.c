@@ -28,6 +28,7 @@
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 /* The 40 bytes a UD receive buffer starts with (IBTA A17.4.5.1). */
 #define QPNIC_GRH_LEN	40
@@ -163,7 +164,7 @@ void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 	unsigned long flags;
 
 	if (get_unaligned_be32(deth) != qpnic_qp_qkey(qp)) {
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_QKEY);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_QKEY, pkt);
 		return;
 	}
 	if (pkt->flags & QPNIC_OP_IMMDT) {
@@ -182,7 +183,7 @@ void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (!qpnic_resp_state_ok(READ_ONCE(qp->state)) ||
 	    !qpnic_queue_count(rq.queue)) {
 		spin_unlock_irqrestore(rq.lock, flags);
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE, pkt);
 		return;
 	}
 	qpnic_resp_copy_wqe(qp, &rq);
@@ -302,7 +303,7 @@ static void qpnic_resp_refuse(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 		qpnic_resp_error(qp);
 		return;
 	}
-	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_UC_DROPS);
+	qpnic_drop(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_UC_DROPS, NULL);
 	qp->resp.in_send = false;
 	qp->resp.in_write = false;
 }
@@ -352,7 +353,7 @@ static bool qpnic_resp_send(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (pkt->flags & QPNIC_OP_FIRST) {
 		if (!qpnic_resp_fetch(qp, out)) {
 			/* RC: not ready, ask again later; UC: the message is lost */
-			qpnic_count(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE);
+			qpnic_drop(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE, pkt);
 			qpnic_resp_ack(qp, out, QPNIC_AETH_RNR_NAK |
 				       (qp->attr.min_rnr_timer & 0x1f), pkt->psn);
 			return false;
@@ -459,7 +460,7 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	/* the receive WQE an immediate consumes must be there before a byte lands */
 	if (imm && !qpnic_resp_fetch(qp, out)) {
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE, pkt);
 		qpnic_resp_ack(qp, out, QPNIC_AETH_RNR_NAK |
 			       (qp->attr.min_rnr_timer & 0x1f), pkt->psn);
 		return false;
@@ -1014,7 +1015,7 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 	ahead = qpnic_psn_diff(pkt->psn, qp->resp.psn);
 	if (rc && ahead > 0) {
 		/* a gap: one NAK until the missing packet comes */
-		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE, pkt);
 		if (!qp->resp.nak_sent) {
 			qp->resp.nak_sent = true;
 			qpnic_resp_ack(qp, &out, QPNIC_NAK_SEQ, qp->resp.psn);
@@ -1027,25 +1028,25 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 	if (!rc && ahead) {
 		/* UC: packets were lost; the message in progress is dropped */
-		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE, pkt);
 		qp->resp.in_send = false;
 		qp->resp.in_write = false;
 		qp->resp.psn = pkt->psn;
 	}
 	if (!qpnic_resp_paylen_ok(qp, pkt)) {
-		qpnic_count(qdev, QPNIC_CNT_RX_DROP_MALFORMED);
+		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_MALFORMED, pkt);
 		qpnic_resp_invalid(qp, &out, pkt);
 		goto unlock;
 	}
 	if (!rc && (pkt->flags & QPNIC_OP_FIRST) &&
 	    (qp->resp.in_send || qp->resp.in_write)) {
 		/* UC: the message in progress lost its end; this one starts */
-		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE, pkt);
 		qp->resp.in_send = false;
 		qp->resp.in_write = false;
 	}
 	if (!qpnic_resp_opcode_in_sequence(qp, pkt)) {
-		qpnic_count(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE);
+		qpnic_drop(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE, pkt);
 		qpnic_resp_invalid(qp, &out, pkt);
 		goto unlock;
 	}

@@ -7,6 +7,7 @@
 #include <linux/percpu.h>
 
 #include "qpnic.h"
+#include "trace.h"
 
 static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_PACKETS].name = "rx_packets",
@@ -39,6 +40,14 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);
+
+/* A packet dropped: counted by its reason, and traced with it. */
+void qpnic_drop(struct qpnic_dev *qdev, enum qpnic_counter reason,
+		const struct qpnic_pkt *pkt)
+{
+	qpnic_count(qdev, reason);
+	trace_qpnic_pkt_drop(&qdev->ibdev, qpnic_counter_descs[reason].name, pkt);
+}
 
 int qpnic_counters_init(struct qpnic_dev *qdev)
 {
