@@ -5,7 +5,7 @@
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.0-*-amd64)))
 BUILD ?= build/modules
 
-.PHONY: all modules check demo bench soak deps clean
+.PHONY: all modules check demo bench soak deps clean deb
 
 all: modules
 
@@ -22,6 +22,11 @@ demo:
 
 deps:
 	scripts/deps.sh
+
+# build/deb/qpnic-dkms_<version>_all.deb (packaging/debian), lintian-checked
+deb:
+	scripts/deps.sh
+	scripts/build-deb.sh
 
 clean:
 	rm -rf build

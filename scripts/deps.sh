@@ -11,6 +11,7 @@ packages=(
 	linux-source-6.1 sparse
 	qemu-system-x86 cpio kmod zstd xz-utils debootstrap python3
 	libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
+	dpkg-dev debhelper dh-dkms dkms lintian
 )
 for s in $QPNIC_SERIES; do packages+=("$(series_headers_pkg "$s")"); done
 missing=()
