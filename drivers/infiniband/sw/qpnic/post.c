@@ -200,7 +200,6 @@ u32 qpnic_sq_copy_in(struct qpnic_qp *qp, u32 max)
 	max = min(max, queued - done);
 	for (n = 0; n < max; n++, done++) {
 		u32 index = (q->cons + done) & q->wrap;
-
 		struct qpnic_send_wqe *wqe = qpnic_sq_wqe(qp, index);
 
 		qpnic_sq_copy_wqe(qp, qpnic_queue_slot(q, index), wqe);
