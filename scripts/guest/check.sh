@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Guest side of `make check`: KUnit (when the kernel has it), then the
 # userspace tests through unmodified rdma-core.
-#   check.sh [kunit] [compare]
-#   compare: also run the whole pyverbs suite on qpnic and on rdma_rxe
+#   check.sh [kunit] [whole] [compare]
+#   whole: the whole pyverbs suite on qpnic (not only the contract's classes)
+#   compare: the whole suite on qpnic and on rdma_rxe
 . /opt/qpnic/guest/lib.sh
 for a in "$@"; do declare "want_$a=1"; done
+[ "${want_compare:-0}" = 1 ] && want_whole=1
 
 if [ "${want_kunit:-0}" = 1 ]; then
 	bash /opt/qpnic/guest/kunit.sh
@@ -55,7 +57,7 @@ if [ "${want_kunit:-0}" = 0 ]; then
 	bash /opt/qpnic/guest/cgroup.sh qpnic0
 fi
 # a completion comes at once or not at all: short waits keep the suite fast
-bash /opt/qpnic/guest/pyverbs.sh qpnic0 qpnic ${want_compare:+all 1 10}
+bash /opt/qpnic/guest/pyverbs.sh qpnic0 qpnic ${want_whole:+all 1 10}
 check "rdma link delete" rdma link delete qpnic0
 check "ibv_devices no longer lists qpnic0" bash -c "! ibv_devices | grep -q qpnic0"
 # A device goes away with its netdev, QPs or not.
@@ -235,11 +237,11 @@ if [ "${want_compare:-0}" = 1 ]; then
 fi
 rmmod rdma_rxe
 # Kernel ULPs over qpnic0, plain and with force_mr=1: on the debug kernel
-# force_mr for NVMe-oF and NFS only; the stock kernel runs it for all
+# force_mr for NVMe-oF only (nvmet through rdma_rw); the stock kernel runs it for all
 # (SMB Direct aside: it has none).
 if [ "${want_kunit:-0}" = 1 ]; then
 	# (KASAN makes every byte slow: 4 MiB at most, still 4096 packets)
-	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh --force-mr "nvme nfs"
+	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh --force-mr nvme
 else
 	bash /opt/qpnic/guest/ulp.sh
 fi
