@@ -25,34 +25,27 @@ pkg_version() { dpkg-query -W -f='${db:Status-Status} ${Version}\n' "$1" 2>/dev/
 # kernel from Debian 12's archive, and the Debian release whose userspace
 # its guests run (rdma-core 44 and 56).
 QPNIC_SERIES="6.1 6.12"
-series_suite() {
+# series_set SERIES: what a series is, in one place (a new series is one
+# line): s_suite its guests' Debian release, s_pkg the headers package
+# deps.sh installs (it pulls the newest ABI), s_glob the ABI names.
+series_set() {
 	case $1 in
-	6.1) echo bookworm ;;
-	6.12) echo trixie ;;
+	6.1) s_suite=bookworm s_pkg=linux-headers-amd64 s_glob='6.1.0-*-amd64' ;;
+	6.12) s_suite=trixie s_pkg=linux-headers-6.12-amd64 s_glob='6.12.*+deb12-amd64' ;;
 	*) die "kernel series $1 is not one of: $QPNIC_SERIES" ;;
 	esac
 }
-# The headers package deps.sh installs for a series (it pulls the newest ABI).
-series_headers_pkg() {
-	case $1 in
-	6.1) echo linux-headers-amd64 ;;
-	6.12) echo linux-headers-6.12-amd64 ;;
-	*) die "kernel series $1 is not one of: $QPNIC_SERIES" ;;
-	esac
-}
+series_suite() { series_set "$1" && echo "$s_suite"; }
+series_headers_pkg() { series_set "$1" && echo "$s_pkg"; }
 
 # series_kver SERIES: the Debian ABI name of the newest installed kernel
 # headers of SERIES (6.1.0-N-amd64, 6.12.N+deb12-amd64).
 series_kver() {
-	local glob h
-	case $1 in
-	6.1) glob='6.1.0-*-amd64' ;;
-	6.12) glob='6.12.*+deb12-amd64' ;;
-	*) die "kernel series $1 is not one of: $QPNIC_SERIES" ;;
-	esac
+	local h
+	series_set "$1"
 	# shellcheck disable=SC2086 # the glob is meant to expand
-	h=$(ls -d /usr/src/linux-headers-$glob 2>/dev/null | sort -V | tail -n 1)
-	[ -n "$h" ] || die "no linux-headers-$glob installed (run scripts/deps.sh)"
+	h=$(ls -d /usr/src/linux-headers-$s_glob 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$h" ] || die "no linux-headers-$s_glob installed (run scripts/deps.sh)"
 	basename "$h" | sed 's/^linux-headers-//'
 }
 stock_kver() { series_kver 6.1; }
