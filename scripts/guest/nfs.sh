@@ -52,9 +52,10 @@ nfs_mount() {
 # is freed (DESTROY_SESSION, DESTROY_CLIENTID) after umount returns, and
 # holds nfsv4 until then: the server must stay up and nfsv4 cannot
 # unload meanwhile.
+nfsv4_unused() { test "$(cat /sys/module/nfsv4/refcnt)" = 0; }
 nfs_umount() {
 	umount /mnt/nfs || return 1
-	retry_s 30 test "$(cat /sys/module/nfsv4/refcnt)" = 0 ||
+	retry_s 30 nfsv4_unused ||
 		{ echo "nfsv4 still held: refcnt $(cat /sys/module/nfsv4/refcnt)"; return 1; }
 }
 
