@@ -66,8 +66,6 @@ if [ -n "${kimage[stock-6.1]:-}" ]; then
 	"$QPNIC_TOP/scripts/pyverbs-compare.py" "$QPNIC_BUILD/check-stock.log" |
 		tee "$QPNIC_BUILD/pyverbs-compare.txt" | head -n 3
 	say "pyverbs qpnic/rdma_rxe comparison: $QPNIC_BUILD/pyverbs-compare.txt"
-fi
-if [ -n "${kimage[stock-6.1]:-}" ]; then
 	# Two stock guests joined by a QEMU socket netdev.
 	"$QPNIC_TOP/scripts/run-pair.sh" "${kimage[stock-6.1]}" "${initrd[stock-6.1]}" peer peer
 	logs+=("pair-a=$QPNIC_BUILD/pair-a.log" "pair-b=$QPNIC_BUILD/pair-b.log")
