@@ -835,12 +835,14 @@ static void qpnic_rc_read_implied_nak(struct kunit *test)
  * 64 KiB READs answered from the READ work, each with a WRITE and a
  * FETCH_ADD behind it: neither the WRITE's ACK nor the ATOMIC ACKNOWLEDGE
  * may overtake the READ's responses (IBTA 9.7.5.1: the requester would
- * take them as lost and ask again). Nothing is resent on a clean wire,
- * and the atomics' values come back in order.
+ * take them as lost and ask again at once). Nothing is resent on a clean
+ * wire, and the atomics' values come back in order. The ACK timeout is
+ * 1 s: a debug kernel under TCG can take longer than the default 16.8 ms
+ * to answer a 64 KiB READ, and a resend after a timeout is no overtaking.
  */
 static void qpnic_rc_answers_behind_read_in_order(struct kunit *test)
 {
-	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7 };
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 18 };
 	u8 *src = kunit_kzalloc(test, 2 * 65536, GFP_KERNEL);
 	u8 *dst = kunit_kzalloc(test, 2 * 65536, GFP_KERNEL);
 	u64 *counter = kunit_kzalloc(test, sizeof(u64), GFP_KERNEL);
