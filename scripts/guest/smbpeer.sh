@@ -31,8 +31,20 @@ smb_pair() {
 	check "peer b ($phase): SMB Direct: A's files read equal by sha256" smb_compare $PAT /mnt/smb s
 	check "peer b ($phase): SMB Direct: files of 1 B to 1 MiB written" smb_put $PAT /mnt/smb c
 	check "peer b ($phase): SMB Direct: unmount" umount /mnt/smb
-	# (cifs lets go of its module a moment after the unmount)
-	check "peer b ($phase): cifs unloads" retry 100 modprobe -r cifs
+	# cifs lets go of its module once its demultiplex thread has torn the
+	# SMB Direct connection down, a while after the unmount on a debug
+	# kernel under TCG
+	local t0=$SECONDS
+	retry 600 modprobe -r cifs
+	check "peer b ($phase): cifs unloads ($((SECONDS - t0)) s after the unmount)" \
+		bash -c "! lsmod | grep -q '^cifs '"
+	if lsmod | grep -q '^cifs '; then
+		# where the teardown waits: the blocked tasks' stacks, the QPs
+		echo w >/proc/sysrq-trigger
+		rdma res show qp
+		cat /proc/fs/cifs/DebugData
+		smb_stuck=1
+	fi
 	peer_tell smb-done
 }
 
@@ -51,6 +63,9 @@ if [ "$role" = a ]; then
 fi
 phase="A rdma_rxe, B qpnic"
 res_kept smb_pair
+# (a cifs that holds its connection would block the device's removal
+# until the guest's timeout: the failure is recorded, stop here)
+[ -n "${smb_stuck:-}" ] && exit 0
 rdma link delete $rdev
 rmmod qpnic 2>/dev/null
 rmmod rdma_rxe 2>/dev/null
