@@ -66,9 +66,15 @@ if [ -n "${kimage[stock-6.1]:-}" ]; then
 	"$QPNIC_TOP/scripts/pyverbs-compare.py" "$QPNIC_BUILD/check-stock.log" |
 		tee "$QPNIC_BUILD/pyverbs-compare.txt" | head -n 3
 	say "pyverbs qpnic/rdma_rxe comparison: $QPNIC_BUILD/pyverbs-compare.txt"
-	# Two stock guests joined by a QEMU socket netdev.
-	"$QPNIC_TOP/scripts/run-pair.sh" "${kimage[stock-6.1]}" "${initrd[stock-6.1]}" peer peer
-	logs+=("pair-a=$QPNIC_BUILD/pair-a.log" "pair-b=$QPNIC_BUILD/pair-b.log")
+	# Two stock guests joined by a QEMU socket netdev: A on 6.1, B on
+	# 6.12 when that series runs, so the wire carries qpnic on each
+	# series against rdma_rxe of the other (and qpnic against qpnic).
+	pair_b=() b_series=6.1
+	if [ -n "${kimage[stock-6.12]:-}" ]; then
+		pair_b=(--b "${kimage[stock-6.12]}" "${initrd[stock-6.12]}") b_series=6.12
+	fi
+	"$QPNIC_TOP/scripts/run-pair.sh" "${pair_b[@]}" "${kimage[stock-6.1]}" "${initrd[stock-6.1]}" peer peer
+	logs+=("pair-a-6.1=$QPNIC_BUILD/pair-a.log" "pair-b-$b_series=$QPNIC_BUILD/pair-b.log")
 fi
 say "make check took $((SECONDS - start)) s"
 "$QPNIC_TOP/scripts/parse-results.py" "${logs[@]}"
