@@ -4,6 +4,7 @@
 
 usage: bench-table.py LOG
 """
+import math
 import re
 import sys
 
@@ -21,10 +22,12 @@ for line in open(sys.argv[1], errors='replace'):
 
 
 def num(v):
+    """A figure, or None for one that did not parse ("failed", "inf")."""
     try:
-        return float(v)
+        f = float(v)
     except (TypeError, ValueError):
         return None
+    return f if math.isfinite(f) else None
 
 
 print(f'{"metric":44} {"qpnic":>12} {"rdma_rxe":>12} {"qpnic/rxe":>10}')
