@@ -78,20 +78,22 @@ static int __init qpnic_init(void)
 	qpnic_wq = alloc_workqueue("qpnic", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!qpnic_wq)
 		return -ENOMEM;
+	qpnic_icrc_init();
 	err = qpnic_net_init();
 	if (err)
-		goto err_wq;
+		goto err_icrc;
 	err = register_netdevice_notifier(&qpnic_netdev_notifier);
 	if (err) {
 		pr_err("qpnic: netdev notifier registration failed %d\n", err);
 		qpnic_net_exit();
-		goto err_wq;
+		goto err_icrc;
 	}
 	rdma_link_register(&qpnic_link_ops);
 	pr_info("qpnic: loaded; add a device with `rdma link add NAME type qpnic netdev IFACE`\n");
 	return 0;
 
-err_wq:
+err_icrc:
+	qpnic_icrc_exit();
 	destroy_workqueue(qpnic_wq);
 	return err;
 }
@@ -102,6 +104,7 @@ static void __exit qpnic_exit(void)
 	unregister_netdevice_notifier(&qpnic_netdev_notifier);
 	qpnic_remove_all();
 	qpnic_net_exit();
+	qpnic_icrc_exit();
 	destroy_workqueue(qpnic_wq);
 }
 

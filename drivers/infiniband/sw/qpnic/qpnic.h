@@ -539,6 +539,8 @@ void qpnic_counters_free(struct qpnic_dev *qdev);
 /* net.c */
 int qpnic_net_init(void);
 void qpnic_net_exit(void);
+void qpnic_icrc_init(void);
+void qpnic_icrc_exit(void);
 int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
 		  const struct rdma_ah_attr *attr);
 struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
