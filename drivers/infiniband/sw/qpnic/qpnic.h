@@ -536,11 +536,13 @@ void qpnic_drop(struct qpnic_dev *qdev, enum qpnic_counter reason,
 		const struct qpnic_pkt *pkt);
 void qpnic_counters_free(struct qpnic_dev *qdev);
 
+/* icrc.c */
+void qpnic_icrc_init(void);
+void qpnic_icrc_exit(void);
+
 /* net.c */
 int qpnic_net_init(void);
 void qpnic_net_exit(void);
-void qpnic_icrc_init(void);
-void qpnic_icrc_exit(void);
 int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
 		  const struct rdma_ah_attr *attr);
 struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
