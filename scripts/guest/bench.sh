@@ -102,7 +102,7 @@ perf() { # driver dev metric column program args...
 lat() { # driver dev metric program args...
 	local drv=$1 dev=$2 metric=$3 mhz v
 	shift 3
-	mhz=$(awk -F: '/^cpu MHz/ {print $2 + 0; exit}' /proc/cpuinfo)
+	mhz=$(awk -F: '/^cpu MHz/ {printf "%.3f", $2; exit}' /proc/cpuinfo)
 	v=$(perf_line "$dev" "$@" -C |
 		awk -v mhz="$mhz" 'mhz > 0 && $5 ~ /^[0-9.]+$/ {printf "%.2f", $5 / mhz}')
 	bench "$metric" "$drv" "${v:-failed}"
