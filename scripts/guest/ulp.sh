@@ -207,7 +207,11 @@ phase_smb() {
 	check "$t SMB Direct: files of 1 B to $ULP_MIB MiB copied both ways, equal by sha256" smb_files
 	check "$t SMB Direct: unmount" umount /mnt/smb
 	smb_server_down
-	check "$t cifs and ksmbd unload" bash -c "modprobe -r cifs && modprobe -r ksmbd"
+	if ! cifs_let_go "$t"; then
+		smb_stuck=1
+		return
+	fi
+	check "$t ksmbd unloads" modprobe -r ksmbd
 	after=$(res_counts qpnic0)
 	check "$t qpnic0 holds what it held before SMB Direct (rdma res: $before / $after)" \
 		test "$before" = "$after"
@@ -224,6 +228,9 @@ run_mode() {
 	for ulp in $ulps; do
 		"phase_$ulp"
 	done
+	# (a cifs stuck with its connection would hang the device's removal
+	# and every unload after it: cifs_let_go recorded why; stop here)
+	[ -n "${smb_stuck:-}" ] && exit 0
 	qpnic_down qpnic0
 	teardown_veth
 	check "$t no ULP or driver complaint in the kernel log" log_clean
