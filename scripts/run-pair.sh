@@ -1,37 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--b KERNEL_B INITRD_B]
-#                    [--append ARGS] KERNEL INITRD SCRIPT_A SCRIPT_B
+#                    KERNEL INITRD SCRIPT_A SCRIPT_B
 # Boot two guests joined by a QEMU socket netdev on 127.0.0.1:PORT (each
 # sees the link as eth0): A listens, B connects. A runs SCRIPT_A with
 # argument "a", B runs SCRIPT_B with "b". Both boot KERNEL and INITRD,
 # or B boots KERNEL_B and INITRD_B (another kernel series on the other
-# end of the wire); ARGS go on both kernels' command lines. Logs:
-# build/NAME-a.log, -b.log (NAME "pair" by default).
+# end of the wire). Logs: build/NAME-a.log, -b.log (NAME "pair" by default).
 # Exits non-zero unless both guests finish with status 0.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=900 port=$((20000 + RANDOM % 20000)) name=pair kernel_b="" initrd_b="" append=()
+timeout=900 port=$((20000 + RANDOM % 20000)) name=pair kernel_b="" initrd_b=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--timeout) timeout=$2; shift 2 ;;
 	--port) port=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
 	--b) kernel_b=$2 initrd_b=$3; shift 3 ;;
-	--append) append=(--append "$2"); shift 2 ;;
 	*) break ;;
 	esac
 done
-[ $# = 4 ] || die "usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--b KERNEL_B INITRD_B] [--append ARGS] KERNEL INITRD SCRIPT_A SCRIPT_B"
+[ $# = 4 ] || die "usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B"
 kernel=$1 initrd=$2
 kernel_b=${kernel_b:-$kernel} initrd_b=${initrd_b:-$initrd}
 run=$QPNIC_TOP/scripts/run-vm.sh
-"$run" --quiet --timeout "$timeout" --mem 2G --nic "listen:$port" "${append[@]}" \
+"$run" --quiet --timeout "$timeout" --mem 2G --nic "listen:$port" \
 	--log "$QPNIC_BUILD/$name-a.log" "$kernel" "$initrd" "$3" a &
 pid_a=$!
 sleep 2	# let A's QEMU listen before B connects
-"$run" --quiet --timeout "$timeout" --mem 2G --nic "connect:$port" "${append[@]}" \
+"$run" --quiet --timeout "$timeout" --mem 2G --nic "connect:$port" \
 	--log "$QPNIC_BUILD/$name-b.log" "$kernel_b" "$initrd_b" "$4" b
 rc_b=$?
 wait $pid_a

@@ -9,19 +9,17 @@
 #   --nic listen:PORT|connect:PORT
 #                     add a virtio-net NIC joined to another guest through a
 #                     QEMU socket netdev on 127.0.0.1:PORT
-#   --append ARGS     more kernel command line
 #   --quiet           do not echo the guest's console
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-log="" timeout=1200 mem=3G nic="" quiet=0 append=""
+log="" timeout=1200 mem=3G nic="" quiet=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--log) log=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--nic) nic=$2; shift 2 ;;
-	--append) append=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
 	*) break ;;
 	esac
@@ -48,7 +46,7 @@ guest_args=$(IFS=,; echo "$*")
 # init_on_free: a page freed while userspace still maps it reads as zeros,
 # so a ring lifetime bug shows in the tests instead of going unnoticed.
 cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=5 init_on_free=1"
-cmdline+="${append:+ $append} qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
+cmdline+=" qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
 
 say "booting $(basename "$kernel") for '$script' (timeout ${timeout}s, log $log)"
 start=$SECONDS
