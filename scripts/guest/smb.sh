@@ -71,8 +71,7 @@ smb_compare() {
 # would wait for that cm_id forever.
 cifs_let_go() {
 	local t0=$SECONDS
-	retry 600 modprobe -r cifs
-	if ! lsmod | grep -q '^cifs '; then
+	if retry 600 modprobe -r cifs; then
 		result PASS "$1 cifs unloads ($((SECONDS - t0)) s after the unmount)"
 		return 0
 	fi

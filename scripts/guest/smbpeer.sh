@@ -31,30 +31,15 @@ smb_pair() {
 	check "peer b ($phase): SMB Direct: A's files read equal by sha256" smb_compare $PAT /mnt/smb s
 	check "peer b ($phase): SMB Direct: files of 1 B to 1 MiB written" smb_put $PAT /mnt/smb c
 	check "peer b ($phase): SMB Direct: unmount" umount /mnt/smb
-	cifs_let_go "peer b ($phase):" || smb_stuck=1
+	cifs_let_go "peer b ($phase):" ||
+		ulp_held="cifs still holds its SMB Direct connection (above)"
 	peer_tell smb-done
 }
 
 use_driver qpnic
 check "peer $role: qpnic on eth0" test $? = 0
-# smb_phase: smb_pair, then the device holds what it held before, unless
-# cifs could not let go (then that is a SKIP, said above)
-smb_phase() {
-	local before after
-	before=$(res_counts $rdev)
-	smb_pair
-	after=$(res_counts $rdev)
-	if [ -n "${smb_stuck:-}" ]; then
-		result SKIP "peer $role ($phase): $rdev holds what it held before smb" \
-			"cifs still holds its SMB Direct connection (above)"
-		return
-	fi
-	check "peer $role ($phase): $rdev holds what it held before smb (rdma res: $before / $after)" \
-		test "$before" = "$after"
-}
-
 phase="qpnic-qpnic"
-smb_phase
+res_kept smb_pair
 # cifs on rdma_rxe: at unmount ib_drain_rq() cannot post to the full
 # receive queue rdma_rxe gave cifs (WARN "failed to drain recv queue:
 # -12"), and the unmount takes 200 s. That is rdma_rxe's and cifs'.
@@ -65,10 +50,10 @@ if [ "$role" = a ]; then
 	check "peer a: switch to rdma_rxe" test $? = 0
 fi
 phase="A rdma_rxe, B qpnic"
-smb_phase
+res_kept smb_pair
 # (a cifs that holds its connection would block the device's removal
 # until the guest's timeout: its SKIP is recorded, stop here)
-[ -n "${smb_stuck:-}" ] && exit 0
+[ -n "${ulp_held:-}" ] && exit 0
 rdma link delete $rdev
 rmmod qpnic 2>/dev/null
 rmmod rdma_rxe 2>/dev/null
