@@ -1040,6 +1040,97 @@ static void qpnic_test_destroy_purges_cq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(kept), 0);
 }
 
+/*
+ * A consumer that polls later than its completion handler runs, from a
+ * work item, and (like 6.1's cifs) posts again from its completion path.
+ */
+struct qpnic_late_poller {
+	struct delayed_work work;
+	unsigned long delay;		/* 0: the handler schedules nothing */
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int post_err;
+	u64 wr_id[8];
+	int n;
+};
+
+static void qpnic_late_poll(struct work_struct *work)
+{
+	struct qpnic_late_poller *p = container_of(to_delayed_work(work),
+						   struct qpnic_late_poller, work);
+	struct ib_recv_wr wr = { .wr_id = 999 };
+	const struct ib_recv_wr *bad;
+	struct ib_wc wc;
+
+	p->post_err = ib_post_recv(p->qp, &wr, &bad);
+	while (p->n < ARRAY_SIZE(p->wr_id) && ib_poll_cq(p->cq, 1, &wc) == 1)
+		p->wr_id[p->n++] = wc.wr_id;
+}
+
+static void qpnic_late_poll_handler(struct ib_cq *cq, void *ctx)
+{
+	struct qpnic_late_poller *p = ctx;
+
+	if (p->delay)
+		schedule_delayed_work(&p->work, p->delay);
+}
+
+/*
+ * Completions destroy_qp finds in a CQ whose consumer was told of them
+ * reach that consumer while the QP still exists (a ULP that posted after
+ * its drain counts every one); a post from the completion path meanwhile
+ * is refused. A consumer that never polls holds destroy up for a bounded
+ * time only, and then its QP's completions are purged.
+ */
+static void qpnic_test_destroy_lets_consumer_poll(struct kunit *test)
+{
+	static const unsigned long delays[] = { HZ / 5, 0 };
+	struct qpnic_test_ctx *ctx = test->priv;
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct qpnic_late_poller *p;
+	struct ib_qp_init_attr attr;
+	unsigned long start;
+	struct ib_wc wc;
+	int i, k;
+
+	for (k = 0; k < ARRAY_SIZE(delays); k++) {
+		/* (on the heap: debugobjects wants no work item on a stack) */
+		p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		INIT_DELAYED_WORK(&p->work, qpnic_late_poll);
+		p->delay = delays[k];
+		p->post_err = 1;
+		p->cq = ib_create_cq(env.ibdev, qpnic_late_poll_handler, NULL, p,
+				     &(struct ib_cq_init_attr){ .cqe = 16 });
+		KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq));
+		attr = qpnic_test_attr(ctx, IB_QPT_RC);
+		attr.send_cq = p->cq;
+		attr.recv_cq = p->cq;
+		p->qp = qpnic_test_create(test, &attr);
+		KUNIT_ASSERT_EQ(test, qpnic_to_init(p->qp), 0);
+		KUNIT_ASSERT_EQ(test, ib_modify_qp(p->qp, &a, IB_QP_STATE), 0);
+		KUNIT_EXPECT_EQ(test, ib_req_notify_cq(p->cq, IB_CQ_NEXT_COMP), 0);
+		/* posted in ERR: flushed at once, the handler told */
+		KUNIT_EXPECT_EQ(test, qpnic_post_recvs(p->qp, 2, 300), 3U);
+		start = jiffies;
+		KUNIT_EXPECT_EQ(test, ib_destroy_qp(p->qp), 0);
+		if (p->delay) {
+			/* polled while destroy waited: nothing lost */
+			KUNIT_EXPECT_LT(test, jiffies - start, (unsigned long)HZ);
+			KUNIT_EXPECT_EQ(test, p->post_err, -EINVAL);
+			KUNIT_EXPECT_EQ(test, p->n, 3);
+			for (i = 0; i < p->n; i++)
+				KUNIT_EXPECT_EQ(test, p->wr_id[i], 300ULL + i);
+		} else {
+			/* never polled: destroy gave up, then purged */
+			KUNIT_EXPECT_GE(test, jiffies - start, (unsigned long)HZ);
+			KUNIT_EXPECT_EQ(test, ib_poll_cq(p->cq, 1, &wc), 0);
+		}
+		cancel_delayed_work_sync(&p->work);
+		ib_destroy_cq(p->cq);
+	}
+}
+
 /* SRQ limits: max_wr beyond the device, a limit above max_wr, resize. */
 static void qpnic_test_srq_modify(struct kunit *test)
 {
@@ -1221,6 +1312,7 @@ static struct kunit_case qpnic_qp_cases[] = {
 	KUNIT_CASE(qpnic_test_cq_resize_and_overflow),
 	KUNIT_CASE(qpnic_test_event_reentry),
 	KUNIT_CASE(qpnic_test_destroy_purges_cq),
+	KUNIT_CASE(qpnic_test_destroy_lets_consumer_poll),
 	KUNIT_CASE(qpnic_test_srq_modify),
 	KUNIT_CASE(qpnic_test_ud_send_with_ah),
 	KUNIT_CASE(qpnic_test_no_leaked_qps),

@@ -163,6 +163,8 @@ int qpnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 							    cq->queue.cons);
 		qpnic_queue_consumed(&cq->queue);
 	}
+	if (!qpnic_queue_count(&cq->queue))
+		cq->handed = false;
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
@@ -255,21 +257,65 @@ bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited)
 	notify = cq->notify == IB_CQ_NEXT_COMP ||
 		 (cq->notify == IB_CQ_SOLICITED &&
 		  (solicited || wc->status != IB_WC_SUCCESS));
-	if (notify)
+	if (notify) {
 		cq->notify = 0;
+		cq->handed = true;
+	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return notify;
+}
+
+/*
+ * Whether @cq holds a completion of @ibqp that its consumer was told of
+ * (its handler was called) and has not polled yet.
+ */
+static bool qpnic_cq_owes(struct qpnic_cq *cq, struct ib_qp *ibqp)
+{
+	struct qpnic_queue *q = &cq->queue;
+	bool owes = false;
+	u32 i;
+
+	spin_lock_irq(&cq->lock);
+	for (i = q->cons; cq->handed && !owes && i != q->prod; i++)
+		owes = ((struct ib_wc *)qpnic_queue_slot(q, i))->qp == ibqp;
+	spin_unlock_irq(&cq->lock);
+	return owes;
+}
+
+/*
+ * Before destroy_qp purges a kernel QP's completions, those its CQs'
+ * consumers were told of get up to QPNIC_DESTROY_POLL_WAIT to be polled
+ * while the QP still exists, so that their done callbacks run: a ULP that
+ * posted after its drain counts on every one of them (6.1's cifs requeues
+ * a work that reposts receives, then waits for each buffer forever). Not
+ * from the CQ's own poll work, which cannot poll meanwhile.
+ */
+void qpnic_cq_let_consumer_poll(struct ib_qp *ibqp)
+{
+	struct qpnic_cq *scq = to_qcq(ibqp->send_cq), *rcq = to_qcq(ibqp->recv_cq);
+	unsigned long deadline = jiffies + QPNIC_DESTROY_POLL_WAIT;
+
+	if (current_work() == &scq->ibcq.work || current_work() == &rcq->ibcq.work)
+		return;
+	while (qpnic_cq_owes(scq, ibqp) || (rcq != scq && qpnic_cq_owes(rcq, ibqp))) {
+		if (time_after(jiffies, deadline)) {
+			ibdev_dbg(ibqp->device, "destroy_qp: QP %u: completions not polled in %u ms\n",
+				  ibqp->qp_num, jiffies_to_msecs(QPNIC_DESTROY_POLL_WAIT));
+			return;
+		}
+		usleep_range(200, 1000);
+	}
 }
 
 /*
  * Drop the entries of a kernel CQ that belong to @ibqp (being destroyed),
  * keeping the others in order, so that no ib_wc outlives its wc->qp.
  */
-void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp)
+u32 qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp)
 {
 	struct qpnic_queue *q = &cq->queue;
 	unsigned long flags;
-	u32 from, to;
+	u32 from, to, dropped;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	for (from = to = q->cons; from != q->prod; from++) {
@@ -281,8 +327,10 @@ void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp)
 			*(struct ib_wc *)qpnic_queue_slot(q, to) = *wc;
 		to++;
 	}
+	dropped = q->prod - to;
 	q->prod = to;
 	spin_unlock_irqrestore(&cq->lock, flags);
+	return dropped;
 }
 
 void qpnic_cq_notify(struct qpnic_cq *cq)

@@ -422,6 +422,13 @@ int qpnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (qp->dying) {
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		ibdev_dbg(&qdev->ibdev, "post_send: QP %u is being destroyed\n",
+			  ibqp->qp_num);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (!qpnic_sq_open(qp->state)) {
 		ibdev_dbg(&qdev->ibdev, "post_send: QP %u in state %d is not ready to send\n",
 			  ibqp->qp_num, qp->state);
@@ -510,6 +517,13 @@ int qpnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 
 	spin_lock_irqsave(&qp->rq.lock, flags);
+	if (READ_ONCE(qp->dying)) {
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		ibdev_dbg(&qdev->ibdev, "post_recv: QP %u is being destroyed\n",
+			  ibqp->qp_num);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->state == IB_QPS_RESET) {
 		ibdev_dbg(&qdev->ibdev, "post_recv: QP %u is in RESET\n", ibqp->qp_num);
 		err = -EINVAL;

@@ -337,10 +337,15 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct qpnic_dev *qdev = to_qdev(ibqp->device);
 	struct qpnic_qp *qp = to_qqp(ibqp);
 
-	/* Nothing arms a timer or sends from here on. */
+	/*
+	 * Nothing arms a timer, sends or takes a post from here on (a
+	 * completion handler may still try while the consumer polls below).
+	 */
 	spin_lock_irq(&qp->sq.lock);
 	qp->dying = true;
 	spin_unlock_irq(&qp->sq.lock);
+	spin_lock_irq(&qp->rq.lock);	/* a post_recv after this sees it */
+	spin_unlock_irq(&qp->rq.lock);
 	/* Unpublish, then wait until no lookup holds the QP any more. */
 	qpnic_qp_free_qpn(qdev, qp);
 	qpnic_qp_put(qp);
@@ -352,9 +357,15 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->async_work);
 	/* A kernel CQ entry must not outlive the QP it points to. */
 	if (!qp->user) {
-		qpnic_cq_purge_qp(to_qcq(ibqp->send_cq), ibqp);
+		u32 n;
+
+		qpnic_cq_let_consumer_poll(ibqp);
+		n = qpnic_cq_purge_qp(to_qcq(ibqp->send_cq), ibqp);
 		if (ibqp->recv_cq != ibqp->send_cq)
-			qpnic_cq_purge_qp(to_qcq(ibqp->recv_cq), ibqp);
+			n += qpnic_cq_purge_qp(to_qcq(ibqp->recv_cq), ibqp);
+		if (n)
+			ibdev_dbg(&qdev->ibdev, "destroy_qp: QP %u: %u completions purged\n",
+				  ibqp->qp_num, n);
 	}
 	kfree(qp->resp.wqe);
 	kfree(qp->resp.res);

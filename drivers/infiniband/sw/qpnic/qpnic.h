@@ -48,6 +48,8 @@
 #define QPNIC_MW_INDEX_BASE	0x200000U
 #define QPNIC_MAX_SRQ		0x40000U
 #define QPNIC_MAX_SRQ_WR	16383
+/* how long destroy_qp lets a consumer poll what it was told of (cq.c) */
+#define QPNIC_DESTROY_POLL_WAIT	HZ
 #define QPNIC_MAX_AH		0x100000U
 #define QPNIC_MAX_MCAST_GRP	8192
 #define QPNIC_MAX_MCAST_QP_ATTACH 56
@@ -176,6 +178,7 @@ struct qpnic_cq {
 	spinlock_t lock;		/* queue, notify and overflow state */
 	struct qpnic_queue queue;
 	u8 notify;			/* armed ib_cq_notify_flags, 0 if not */
+	bool handed;			/* the handler was called; not polled empty since */
 	bool overflowed;		/* latched: a CQE was lost, the CQ is in error */
 	bool user;
 	struct work_struct overflow_work;	/* raises IB_EVENT_CQ_ERR */
@@ -626,7 +629,8 @@ int qpnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int qpnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 bool qpnic_cq_push(struct qpnic_cq *cq, const struct ib_wc *wc, bool solicited);
 void qpnic_cq_notify(struct qpnic_cq *cq);
-void qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp);
+u32 qpnic_cq_purge_qp(struct qpnic_cq *cq, struct ib_qp *ibqp);
+void qpnic_cq_let_consumer_poll(struct ib_qp *ibqp);
 
 /* Packets a message of @len bytes takes at @mtu (a READ: its responses). */
 static inline u32 qpnic_packets(u32 len, u32 mtu)
