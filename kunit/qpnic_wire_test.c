@@ -305,7 +305,7 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 	static const u8 ops[] = {
 		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
 		0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13,
-		0x14, 0x16, 0x17, 0x1d, 0x20, 0x25, 0x2b, 0x64, 0x65,
+		0x14, 0x16, 0x17, 0x1c, 0x1d, 0x20, 0x25, 0x2b, 0x64, 0x65,
 	};
 	struct qpnic_hdr_fields bad = { .opcode = 0x15 };
 	u8 undefined[QPNIC_MAX_HDR_LEN];
@@ -325,6 +325,7 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 		int len;
 
 		f.pad = (4 - (paylen & 3)) & 3;
+		f.feth = get_random_u32();
 		f.reth.va = get_random_u64();
 		f.reth.rkey = get_random_u32();
 		f.reth.len = get_random_u32();
@@ -353,6 +354,11 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, get_unaligned_be32(h + 8), f.reth.rkey);
 			KUNIT_EXPECT_EQ(test, get_unaligned_be32(h + 12), f.reth.len);
 		}
+		if (qpnic_hdr_offset(ops[i], QPNIC_OP_FETH) > 0) {
+			const u8 *h = skb->data + qpnic_hdr_offset(ops[i], QPNIC_OP_FETH);
+
+			KUNIT_EXPECT_EQ(test, get_unaligned_be32(h), f.feth);
+		}
 		if (qpnic_hdr_offset(ops[i], QPNIC_OP_DETH) > 0) {
 			const u8 *h = skb->data + qpnic_hdr_offset(ops[i], QPNIC_OP_DETH);
 
@@ -366,8 +372,9 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 
 /*
  * Every opcode RoCEv2 defines, with its header bytes (BTH 12, DETH 8,
- * RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4; IBTA
- * table 39); every other opcode is undefined.
+ * FETH 4, RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4;
+ * IBTA table 39, and 1.5's FLUSH and ATOMIC WRITE); every other opcode is
+ * undefined.
  */
 static void qpnic_wire_opcode_table(struct kunit *test)
 {
@@ -377,7 +384,8 @@ static void qpnic_wire_opcode_table(struct kunit *test)
 		{ 0x08, 12 }, { 0x09, 16 }, { 0x0a, 28 }, { 0x0b, 32 },
 		{ 0x0c, 28 }, { 0x0d, 16 }, { 0x0e, 12 }, { 0x0f, 16 },
 		{ 0x10, 16 }, { 0x11, 16 }, { 0x12, 24 }, { 0x13, 40 },
-		{ 0x14, 40 }, { 0x16, 16 }, { 0x17, 16 }, { 0x1d, 28 },
+		{ 0x14, 40 }, { 0x16, 16 }, { 0x17, 16 }, { 0x1c, 32 },
+		{ 0x1d, 28 },
 		{ 0x20, 12 }, { 0x21, 12 }, { 0x22, 12 }, { 0x23, 16 },
 		{ 0x24, 12 }, { 0x25, 16 }, { 0x26, 28 }, { 0x27, 12 },
 		{ 0x28, 12 }, { 0x29, 16 }, { 0x2a, 28 }, { 0x2b, 32 },
@@ -405,6 +413,9 @@ static void qpnic_wire_opcode_table(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, qpnic_hdr_offset(0x65, QPNIC_OP_DETH), 12);
 	KUNIT_EXPECT_EQ(test, qpnic_hdr_offset(0x17, QPNIC_OP_IETH), 12);
 	KUNIT_EXPECT_EQ(test, qpnic_hdr_offset(0x04, QPNIC_OP_RETH), -1);
+	/* FLUSH: FETH first, then RETH */
+	KUNIT_EXPECT_EQ(test, qpnic_hdr_offset(0x1c, QPNIC_OP_FETH), 12);
+	KUNIT_EXPECT_EQ(test, qpnic_hdr_offset(0x1c, QPNIC_OP_RETH), 16);
 }
 
 /* One bad packet per class: built by hand, refused with its reason. */

@@ -9,6 +9,7 @@
 
 #include <linux/version.h>
 #include <linux/mm.h>
+#include <rdma/rdma_user_rxe.h>
 
 /* 6.12 moved the unaligned accessors out of asm/. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
@@ -60,18 +61,47 @@ static inline void qpnic_vm_flags_set(struct vm_area_struct *vma, vm_flags_t fla
 #endif
 
 /*
- * 6.2 gave the uAPI names to IBTA 1.5's FLUSH and ATOMIC WRITE: the QP
- * access bits that let a FLUSH in (qpnic does not execute FLUSH yet: its
- * device flags do not claim it, so no MR can be registered for it), and
- * the device flag that says ATOMIC WRITE works (it does on every series;
- * 6.1 has no name to claim it by).
+ * 6.2 gave the uAPI names to IBTA 1.5's FLUSH and ATOMIC WRITE: the device
+ * flags that claim them, the access bits a FLUSH needs, and librxe's FLUSH
+ * WQE. 6.1 has none of them: its core refuses FLUSH access at MR
+ * registration, so FLUSH is offered from 6.2 on (global visibility only:
+ * qpnic has no persistent memory to flush to) and refused on 6.1.
+ * ATOMIC WRITE works on every series; 6.1 has no name to claim it by.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define QPNIC_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#define QPNIC_ACCESS_FLUSH_GLOBAL IB_ACCESS_FLUSH_GLOBAL
+#define QPNIC_ACCESS_FLUSH_PERSISTENT IB_ACCESS_FLUSH_PERSISTENT
+#define QPNIC_DEVICE_FLUSH	IB_DEVICE_FLUSH_GLOBAL
 #define QPNIC_DEVICE_ATOMIC_WRITE IB_DEVICE_ATOMIC_WRITE
+
+/*
+ * librxe's FLUSH WQE fields (shared memory: each read once); its length
+ * is the WQE's dma.length, which every series has.
+ */
+static inline void qpnic_user_flush_wr(const struct rxe_send_wr *wr, u64 *va,
+				       u32 *rkey, u8 *type, u8 *level)
+{
+	*va = READ_ONCE(wr->wr.flush.remote_addr);
+	*rkey = READ_ONCE(wr->wr.flush.rkey);
+	*type = READ_ONCE(wr->wr.flush.type);
+	*level = READ_ONCE(wr->wr.flush.level);
+}
 #else
 #define QPNIC_ACCESS_FLUSH	0
+#define QPNIC_ACCESS_FLUSH_GLOBAL 0
+#define QPNIC_ACCESS_FLUSH_PERSISTENT 0
+#define QPNIC_DEVICE_FLUSH	0
 #define QPNIC_DEVICE_ATOMIC_WRITE 0
+
+static inline void qpnic_user_flush_wr(const struct rxe_send_wr *wr, u64 *va,
+				       u32 *rkey, u8 *type, u8 *level)
+{
+	*va = 0;
+	*rkey = 0;
+	*type = 0;
+	*level = 0;
+}
 #endif
 
 #endif /* QPNIC_COMPAT_H */

@@ -14,6 +14,7 @@ struct sk_buff;
 /* Header lengths, in packet order after the BTH. */
 #define QPNIC_BTH_LEN		12
 #define QPNIC_DETH_LEN		8
+#define QPNIC_FETH_LEN		4
 #define QPNIC_RETH_LEN		16
 #define QPNIC_ATMETH_LEN	28
 #define QPNIC_AETH_LEN		4
@@ -27,29 +28,30 @@ struct sk_buff;
 /* What an opcode carries and does: one table builds and parses packets. */
 enum qpnic_op_flags {
 	QPNIC_OP_DETH		= BIT(0),
-	QPNIC_OP_RETH		= BIT(1),
-	QPNIC_OP_ATMETH		= BIT(2),
-	QPNIC_OP_AETH		= BIT(3),
-	QPNIC_OP_ATMACK		= BIT(4),
-	QPNIC_OP_IMMDT		= BIT(5),
-	QPNIC_OP_IETH		= BIT(6),
-	QPNIC_OP_PAYLOAD	= BIT(7),
-	QPNIC_OP_REQ		= BIT(8),	/* requester to responder */
-	QPNIC_OP_ACK		= BIT(9),	/* responder to requester */
-	QPNIC_OP_SEND		= BIT(10),
-	QPNIC_OP_WRITE		= BIT(11),
-	QPNIC_OP_READ		= BIT(12),
-	QPNIC_OP_ATOMIC		= BIT(13),
-	QPNIC_OP_FIRST		= BIT(14),
-	QPNIC_OP_MIDDLE		= BIT(15),
-	QPNIC_OP_LAST		= BIT(16),
+	QPNIC_OP_FETH		= BIT(1),	/* FLUSH: before its RETH */
+	QPNIC_OP_RETH		= BIT(2),
+	QPNIC_OP_ATMETH		= BIT(3),
+	QPNIC_OP_AETH		= BIT(4),
+	QPNIC_OP_ATMACK		= BIT(5),
+	QPNIC_OP_IMMDT		= BIT(6),
+	QPNIC_OP_IETH		= BIT(7),
+	QPNIC_OP_PAYLOAD	= BIT(8),
+	QPNIC_OP_REQ		= BIT(9),	/* requester to responder */
+	QPNIC_OP_ACK		= BIT(10),	/* responder to requester */
+	QPNIC_OP_SEND		= BIT(11),
+	QPNIC_OP_WRITE		= BIT(12),
+	QPNIC_OP_READ		= BIT(13),
+	QPNIC_OP_ATOMIC		= BIT(14),	/* and what is answered like one */
+	QPNIC_OP_FIRST		= BIT(15),
+	QPNIC_OP_MIDDLE		= BIT(16),
+	QPNIC_OP_LAST		= BIT(17),
 	QPNIC_OP_ONLY		= QPNIC_OP_FIRST | QPNIC_OP_LAST,
 };
 
 /* Header flags in the order they follow the BTH. */
-#define QPNIC_OP_HDRS	(QPNIC_OP_DETH | QPNIC_OP_RETH | QPNIC_OP_ATMETH | \
-			 QPNIC_OP_AETH | QPNIC_OP_ATMACK | QPNIC_OP_IMMDT | \
-			 QPNIC_OP_IETH)
+#define QPNIC_OP_HDRS	(QPNIC_OP_DETH | QPNIC_OP_FETH | QPNIC_OP_RETH | \
+			 QPNIC_OP_ATMETH | QPNIC_OP_AETH | QPNIC_OP_ATMACK | \
+			 QPNIC_OP_IMMDT | QPNIC_OP_IETH)
 
 /* Transport class: the top three bits of an opcode. */
 #define QPNIC_OPC_RC		0x00
@@ -82,6 +84,7 @@ enum qpnic_opcode {
 	QPNIC_FETCH_ADD			= 0x14,
 	QPNIC_SEND_LAST_INV		= 0x16,
 	QPNIC_SEND_ONLY_INV		= 0x17,
+	QPNIC_FLUSH			= 0x1c,	/* IBTA 1.5: FETH, RETH */
 	QPNIC_ATOMIC_WRITE		= 0x1d,	/* IBTA 1.5: 8 bytes, RETH */
 	QPNIC_UD_SEND_ONLY		= 0x64,
 	QPNIC_UD_SEND_ONLY_IMM		= 0x65,
@@ -97,6 +100,15 @@ enum qpnic_opcode {
 
 #define QPNIC_PSN_MASK		0xffffff
 #define QPNIC_QPN_MASK		0xffffff
+
+/* FETH (IBTA 1.5 oA19): placement type in bits 3-0, selectivity in 5-4 */
+#define QPNIC_FETH_PLT_MASK	0x0f
+#define QPNIC_FETH_SEL_MASK	0x30
+#define QPNIC_FETH_SEL_SHIFT	4
+#define QPNIC_FLUSH_GLOBAL	0x1	/* placement: global visibility */
+#define QPNIC_FLUSH_PERSISTENT	0x2	/* placement: persistence */
+#define QPNIC_FLUSH_RANGE	0	/* selectivity: the RETH's range */
+#define QPNIC_FLUSH_MR		1	/* selectivity: the whole region */
 
 /* AETH syndrome: the top three bits say ACK, RNR NAK or NAK. */
 #define QPNIC_AETH_TYPE_MASK	0xe0
@@ -131,6 +143,7 @@ struct qpnic_hdr_fields {
 	u8 pad;
 	u16 pkey;
 	u32 dqpn, psn;
+	u32 feth;
 	struct { u64 va; u32 rkey, len; } reth;
 	struct { u64 va, swap_add, compare; u32 rkey; } atmeth;
 	struct { u8 syndrome; u32 msn; } aeth;

@@ -4,7 +4,8 @@
 # Run Debian's rdma-core pyverbs tests on DEVICE. The classes of the QP
 # contract (QPTest, CQAPITest, PDTest, DeviceTest) and of the data path's
 # atomics and extended posting (AtomicTest, QpExTestCase) and of memory
-# windows (MWTest) must have no failure or error; with "all" the whole suite runs and its counts are
+# windows (MWTest), and qpnic's own FLUSH cases (QpnicFlushTest, with an
+# rdma-core that has FLUSH) must have no failure or error; with "all" the whole suite runs and its counts are
 # reported. "cm" runs the rdma_cm tests (CMTestCase) alone, which must
 # pass: they need a device whose netdev has a parent device (virtio, not
 # veth) and an address.
@@ -14,6 +15,9 @@
 dev=$1 label=$2 scope=${3:-} limits="${4:+--poll-timeout $4} ${5:+--test-timeout $5}"
 out=/tmp/pyverbs-$label.log
 classes=(QPTest CQAPITest PDTest DeviceTest AtomicTest QpExTestCase MWTest)
+# qpnic's FLUSH refusals (pyverbs_qpnic.py), where pyverbs posts FLUSH
+python3 -c 'import pyverbs.enums as e; e.IBV_WR_FLUSH' 2>/dev/null &&
+	classes+=(QpnicFlushTest)
 [ "$scope" = cm ] && classes=(CMTestCase)
 if [ "$scope" = all ]; then
 	only=()

@@ -4,8 +4,8 @@
 
 usage: pyverbs_run.py [--poll-timeout SEC] [--test-timeout SEC] DEVICE [CLASS...]
 
-Loads /usr/share/doc/rdma-core/tests the way its run_tests.py does and
-prints "@@PYTEST <ok|FAIL|ERROR|skip> <Class>.<test> [reason]" for every
+Loads /usr/share/doc/rdma-core/tests the way its run_tests.py does, and
+qpnic's own cases (pyverbs_qpnic.py, next to this file), and prints "@@PYTEST <ok|FAIL|ERROR|skip> <Class>.<test> [reason]" for every
 test (only those of the named classes, if any), then a summary line
 "@@PYTEST-SUMMARY ran=N ok=N fail=N error=N skip=N".
 
@@ -145,7 +145,12 @@ def main():
     if poll_timeout is not None:
         sys.modules['tests.utils'].POLL_CQ_TIMEOUT = poll_timeout
     track_contexts()
-    suite = unittest.defaultTestLoader.loadTestsFromModule(tests)
+    here = os.path.dirname(os.path.abspath(__file__))
+    qpnic_cases = SourceFileLoader(
+        'pyverbs_qpnic', os.path.join(here, 'pyverbs_qpnic.py')).load_module()
+    loader = unittest.defaultTestLoader
+    suite = unittest.TestSuite([loader.loadTestsFromModule(tests),
+                                loader.loadTestsFromModule(qpnic_cases)])
     chosen = [t for t in flatten(suite)
               if not classes or type(t).__name__ in classes]
     result = LineResult(test_timeout)

@@ -178,15 +178,15 @@ static bool qpnic_comp_ack_before(struct qpnic_qp *qp, u32 psn, bool *notify)
 /*
  * The answer to an atomic at the head: CMP_SWAP and FETCH_ADD get the
  * original value (an ATOMIC ACKNOWLEDGE) into their one 8-byte SGE; an
- * ATOMIC WRITE gets a READ RESPONSE ONLY with no payload.
+ * ATOMIC WRITE or a FLUSH gets a READ RESPONSE ONLY with no payload.
  */
 static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 			      const struct qpnic_pkt *pkt, bool *notify)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
-	bool write = wqe && wqe->opcode == QPNIC_WR_ATOMIC_WRITE;
-	bool answer = write ? pkt->opcode == QPNIC_READ_RESPONSE_ONLY && !pkt->paylen :
+	bool empty = wqe && qpnic_wr_empty_answer(wqe->opcode);
+	bool answer = empty ? pkt->opcode == QPNIC_READ_RESPONSE_ONLY && !pkt->paylen :
 			      pkt->opcode == QPNIC_ATOMIC_ACKNOWLEDGE;
 	u64 orig;
 	int err;
@@ -196,7 +196,7 @@ static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
 		return false;
 	}
-	if (!write) {
+	if (!empty) {
 		struct qpnic_copy c = { .buf = &orig, .to_mr = true };
 
 		orig = get_unaligned_be64(skb->data +

@@ -42,12 +42,14 @@ static int qpnic_query_device(struct ib_device *ibdev, struct ib_device_attr *at
 	/*
 	 * Only what works is claimed: fast registration, local and remote
 	 * invalidation (MEM_MGT_EXTENSIONS), memory windows of type 1 and
-	 * 2B; no P_Key/Q_Key violation counters until packets are checked.
+	 * 2B, ATOMIC WRITE, FLUSH for global visibility (not persistence)
+	 * where the kernel has names for them; no P_Key/Q_Key violation
+	 * counters until packets are checked.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID | IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SRQ_RESIZE | IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 QPNIC_DEVICE_ATOMIC_WRITE;
+				 QPNIC_DEVICE_ATOMIC_WRITE | QPNIC_DEVICE_FLUSH;
 	attr->max_send_sge = QPNIC_MAX_SGE;
 	attr->max_recv_sge = QPNIC_MAX_SGE;
 	attr->max_sge_rd = QPNIC_MAX_SGE;

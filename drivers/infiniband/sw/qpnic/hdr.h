@@ -14,6 +14,7 @@
 static inline unsigned int qpnic_ext_len(u32 hdrs)
 {
 	return ((hdrs & QPNIC_OP_DETH) ? QPNIC_DETH_LEN : 0) +
+	       ((hdrs & QPNIC_OP_FETH) ? QPNIC_FETH_LEN : 0) +
 	       ((hdrs & QPNIC_OP_RETH) ? QPNIC_RETH_LEN : 0) +
 	       ((hdrs & QPNIC_OP_ATMETH) ? QPNIC_ATMETH_LEN : 0) +
 	       ((hdrs & QPNIC_OP_AETH) ? QPNIC_AETH_LEN : 0) +

@@ -13,7 +13,7 @@
 
 #define QPNIC_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | QPNIC_ACCESS_FLUSH_GLOBAL)
 
 /* Allocate the MR and its key: index in bits 31..8, a varying tag in 7..0. */
 static struct qpnic_mr *qpnic_mr_alloc(struct qpnic_dev *qdev, int access,
@@ -118,14 +118,17 @@ static void qpnic_mr_unref(struct qpnic_mr *mr)
 		complete(&mr->released);
 }
 
-/* Whether @mr allows @access on [@iova, @iova + @len) through @key. */
+/*
+ * Whether @mr allows @access on [@iova, @iova + @len) through @key, or
+ * anywhere in it if @whole.
+ */
 static bool qpnic_mr_allows(const struct qpnic_mr *mr, struct ib_pd *pd,
-			    u32 key, u64 iova, u32 len, int access)
+			    u32 key, u64 iova, u32 len, int access, bool whole)
 {
 	if (READ_ONCE(mr->state) != QPNIC_MR_VALID || mr->key != key ||
 	    mr->ibmr.pd != pd || (mr->access & access) != access)
 		return false;
-	if (mr->type == QPNIC_MR_DMA)
+	if (mr->type == QPNIC_MR_DMA || whole)
 		return true;
 	/* no sum that can wrap: an iova may lie anywhere in 64 bits */
 	return len <= mr->length && iova - mr->iova <= mr->length - len;
@@ -133,11 +136,13 @@ static bool qpnic_mr_allows(const struct qpnic_mr *mr, struct ib_pd *pd,
 
 /*
  * The MR that @key names, with a reference, if it belongs to @pd, allows
- * @access and covers [@iova, @iova + @len); NULL otherwise. A fast-reg MR
- * stays registered until qpnic_mr_put(): an invalidation waits for it.
+ * @access and covers [@iova, @iova + @len) (or is looked up @whole); NULL
+ * otherwise. A fast-reg MR stays registered until qpnic_mr_put(): an
+ * invalidation waits for it.
  */
-struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
-				 u32 key, u64 iova, u32 len, int access)
+static struct qpnic_mr *qpnic_mr_find(struct qpnic_dev *qdev, struct ib_pd *pd,
+				      u32 key, u64 iova, u32 len, int access,
+				      bool whole)
 {
 	struct qpnic_mr *mr = qpnic_mr_ref(qdev, key);
 	unsigned long flags;
@@ -146,10 +151,10 @@ struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 	if (!mr)
 		return NULL;
 	if (mr->type != QPNIC_MR_FAST) {
-		ok = qpnic_mr_allows(mr, pd, key, iova, len, access);
+		ok = qpnic_mr_allows(mr, pd, key, iova, len, access, whole);
 	} else {
 		spin_lock_irqsave(&mr->lock, flags);
-		ok = qpnic_mr_allows(mr, pd, key, iova, len, access);
+		ok = qpnic_mr_allows(mr, pd, key, iova, len, access, whole);
 		if (ok)
 			atomic_inc(&mr->inflight);
 		spin_unlock_irqrestore(&mr->lock, flags);
@@ -159,6 +164,19 @@ struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 		return NULL;
 	}
 	return mr;
+}
+
+struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
+				 u32 key, u64 iova, u32 len, int access)
+{
+	return qpnic_mr_find(qdev, pd, key, iova, len, access, false);
+}
+
+/* The MR @key names, as qpnic_mr_lookup() does, whatever range it covers. */
+struct qpnic_mr *qpnic_mr_lookup_whole(struct qpnic_dev *qdev, struct ib_pd *pd,
+				       u32 key, int access)
+{
+	return qpnic_mr_find(qdev, pd, key, 0, 0, access, true);
 }
 
 void qpnic_mr_put(struct qpnic_mr *mr)

@@ -208,13 +208,13 @@ int qpnic_key_invalidate(struct qpnic_qp *qp, u32 key, bool remote)
 }
 
 /*
- * Resolve @rkey for a remote @access by @qp of [@iova, @iova + @len): an
- * MR (qpnic_mr_lookup()), or a window bound to an MR, which must be of the
- * QP's PD, bound to this QP if type 2, grant @access and cover the whole
- * range. True with *@ref to pass to qpnic_rkey_put(); false if refused.
+ * Resolve @rkey for a remote @access by @qp of [@iova, @iova + @len), or
+ * of all it covers if @whole: an MR (qpnic_mr_lookup()), or a window bound
+ * to an MR, which must be of the QP's PD, bound to this QP if type 2,
+ * grant @access and cover the whole range.
  */
-bool qpnic_rkey_get(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
-		    int access, struct qpnic_rkey_ref *ref)
+static bool qpnic_rkey_find(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
+			    int access, bool whole, struct qpnic_rkey_ref *ref)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_mw *mw;
@@ -222,7 +222,9 @@ bool qpnic_rkey_get(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
 
 	ref->mw = NULL;
 	if (!qpnic_is_mw_key(rkey)) {
-		ref->mr = qpnic_mr_lookup(qdev, qp->ibqp.pd, rkey, iova, len, access);
+		ref->mr = whole ?
+			  qpnic_mr_lookup_whole(qdev, qp->ibqp.pd, rkey, access) :
+			  qpnic_mr_lookup(qdev, qp->ibqp.pd, rkey, iova, len, access);
 		return ref->mr;
 	}
 	ref->mr = NULL;
@@ -232,13 +234,27 @@ bool qpnic_rkey_get(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
 	if (mw && mw->mr && mw->key == rkey && mw->ibmw.pd == qp->ibqp.pd &&
 	    (mw->ibmw.type == IB_MW_TYPE_1 || mw->qp_serial == qp->serial) &&
 	    (mw->access & access) == access &&
-	    len <= mw->length && iova - mw->addr <= mw->length - len) {
+	    (whole || (len <= mw->length && iova - mw->addr <= mw->length - len))) {
 		atomic_inc(&mw->inflight);
 		ref->mw = mw;
 		ref->mr = mw->mr;
 	}
 	xa_unlock_irqrestore(&qdev->mws, flags);
 	return ref->mr;
+}
+
+/* True with *@ref to pass to qpnic_rkey_put(); false if refused. */
+bool qpnic_rkey_get(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
+		    int access, struct qpnic_rkey_ref *ref)
+{
+	return qpnic_rkey_find(qp, rkey, iova, len, access, false, ref);
+}
+
+/* The same for all that @rkey covers (a FLUSH of a whole region). */
+bool qpnic_rkey_get_whole(struct qpnic_qp *qp, u32 rkey, int access,
+			  struct qpnic_rkey_ref *ref)
+{
+	return qpnic_rkey_find(qp, rkey, 0, 0, access, true, ref);
 }
 
 void qpnic_rkey_put(struct qpnic_rkey_ref *ref)

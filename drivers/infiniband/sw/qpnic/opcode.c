@@ -46,7 +46,9 @@ static const u32 qpnic_opcode_table[256] = {
 			    QPNIC_OP_ATMETH,
 	[QPNIC_SEND_LAST_INV] = REQ_SEND | QPNIC_OP_LAST | QPNIC_OP_IETH,
 	[QPNIC_SEND_ONLY_INV] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_IETH,
-	/* answered by a READ RESPONSE ONLY with no payload */
+	/* these two are answered by a READ RESPONSE ONLY with no payload */
+	[QPNIC_FLUSH] = QPNIC_OP_REQ | QPNIC_OP_ATOMIC | QPNIC_OP_ONLY |
+			QPNIC_OP_FETH | QPNIC_OP_RETH,
 	[QPNIC_ATOMIC_WRITE] = QPNIC_OP_REQ | QPNIC_OP_ATOMIC | QPNIC_OP_ONLY |
 			       QPNIC_OP_RETH | QPNIC_OP_PAYLOAD,
 	[QPNIC_UD_SEND_ONLY] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_DETH,
@@ -159,6 +161,10 @@ int qpnic_hdr_build(u8 *buf, const struct qpnic_hdr_fields *f)
 		put_unaligned_be32(f->deth.qkey, h);
 		put_unaligned_be32(f->deth.sqpn & QPNIC_QPN_MASK, h + 4);
 		h += QPNIC_DETH_LEN;
+	}
+	if (flags & QPNIC_OP_FETH) {
+		put_unaligned_be32(f->feth, h);
+		h += QPNIC_FETH_LEN;
 	}
 	if (flags & QPNIC_OP_RETH) {
 		put_unaligned_be64(f->reth.va, h);

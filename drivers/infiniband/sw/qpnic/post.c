@@ -22,6 +22,8 @@ enum ib_wc_opcode qpnic_wr_to_wc_opcode(u32 opcode)
 		return IB_WC_FETCH_ADD;
 	case QPNIC_WR_ATOMIC_WRITE:
 		return QPNIC_WC_ATOMIC_WRITE;
+	case QPNIC_WR_FLUSH:
+		return QPNIC_WC_FLUSH;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -50,6 +52,8 @@ static bool qpnic_opcode_ok(enum ib_qp_type type, u32 op, bool user)
 		return type == IB_QPT_RC;
 	case QPNIC_WR_ATOMIC_WRITE:	/* 6.1 has no kernel opcode for it */
 		return user && type == IB_QPT_RC;
+	case QPNIC_WR_FLUSH:		/* no kernel WR carries its FETH */
+		return user && type == IB_QPT_RC && QPNIC_DEVICE_FLUSH != 0;
 	case IB_WR_REG_MR:		/* the WR names a kernel MR object */
 		return !user && (type == IB_QPT_RC || type == IB_QPT_UC);
 	case IB_WR_BIND_MW:		/* windows are user objects */
@@ -116,6 +120,17 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 		if (len > U32_MAX)
 			k->status = IB_WC_MW_BIND_ERR;
 		return;
+	case QPNIC_WR_FLUSH:
+		qpnic_user_flush_wr(&u->wr, &k->remote_addr, &k->rkey,
+				    &k->flush.type, &k->flush.level);
+		k->flush.length = READ_ONCE(u->dma.length);
+		/* a placement type qpnic knows, a level of range or region */
+		if (!k->flush.type ||
+		    (k->flush.type & ~(QPNIC_FLUSH_GLOBAL | QPNIC_FLUSH_PERSISTENT)) ||
+		    k->flush.level > QPNIC_FLUSH_MR)
+			goto invalid;
+		k->send_flags &= ~IB_SEND_INLINE;
+		return;
 	case QPNIC_WR_ATOMIC_WRITE:
 		/* librxe leaves the 8 bytes where inline data goes */
 		if (qp->max_inline < sizeof(u64))
@@ -164,6 +179,10 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 		goto invalid;
 	return;
 invalid:
+	ibdev_dbg(qp->ibqp.device, "QP %u: user WQE refused: opcode %u flags %#x%s\n",
+		  qp->ibqp.qp_num, opcode, flags,
+		  opcode == QPNIC_WR_FLUSH && QPNIC_DEVICE_FLUSH == 0 ?
+		  " (FLUSH needs a 6.2 or later kernel)" : "");
 	k->num_sge = 0;
 	k->length = 0;
 	k->status = IB_WC_LOC_QP_OP_ERR;

@@ -64,10 +64,13 @@
 #define QPNIC_MAX_MSG_SIZE	0x40000000U
 
 /*
- * ATOMIC WRITE: librxe posts it (IBV_WR_ATOMIC_WRITE) and polls its
- * completion by these numbers; 6.1's uapi has no names for them yet.
+ * FLUSH and ATOMIC WRITE: librxe posts them (IBV_WR_FLUSH,
+ * IBV_WR_ATOMIC_WRITE) and polls their completions by these numbers;
+ * 6.1's uapi has no names for them.
  */
+#define QPNIC_WR_FLUSH		14
 #define QPNIC_WR_ATOMIC_WRITE	15
+#define QPNIC_WC_FLUSH		8
 #define QPNIC_WC_ATOMIC_WRITE	9
 /* A user ring's pages: the largest ring (a CQ of 2^20 64-byte CQEs) + header */
 #define QPNIC_RING_MAX_PAGES	(16384UL + 1)
@@ -227,6 +230,12 @@ struct qpnic_send_wqe {
 			u32 key;
 			int access;
 		} reg;
+		/* FLUSH: the range in @remote_addr and @rkey, and this */
+		struct {
+			u32 length;
+			u8 type;	/* FETH placement type */
+			u8 level;	/* FETH selectivity level */
+		} flush;
 		/* IB_WR_BIND_MW: the window's address in @remote_addr, new key in @rkey */
 		struct {
 			u32 mw_key;	/* names the window by its index */
@@ -263,20 +272,26 @@ struct qpnic_av {
 	bool loopback;			/* dgid is a GID of this device */
 };
 
-/* The operations that take a responder resource: READs and atomics. */
+/* ATOMIC WRITE and FLUSH: answered by a READ RESPONSE ONLY with no payload. */
+static inline bool qpnic_wr_empty_answer(u32 opcode)
+{
+	return opcode == QPNIC_WR_ATOMIC_WRITE || opcode == QPNIC_WR_FLUSH;
+}
+
+/* The operations that take a responder resource: READs, atomics and those. */
 static inline bool qpnic_is_rd_atomic(const struct qpnic_send_wqe *wqe)
 {
 	return wqe->opcode == IB_WR_RDMA_READ ||
 	       wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
-	       wqe->opcode == QPNIC_WR_ATOMIC_WRITE;
+	       qpnic_wr_empty_answer(wqe->opcode);
 }
 
 enum qpnic_res_type {
 	QPNIC_RES_FREE,
 	QPNIC_RES_READ,
 	QPNIC_RES_ATOMIC,
-	QPNIC_RES_ATOMIC_WRITE,
+	QPNIC_RES_EMPTY_ANSWER,		/* an ATOMIC WRITE or FLUSH done */
 };
 
 /*
@@ -714,6 +729,8 @@ int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c);
 struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 				 u32 key, u64 iova, u32 len, int access);
+struct qpnic_mr *qpnic_mr_lookup_whole(struct qpnic_dev *qdev, struct ib_pd *pd,
+				       u32 key, int access);
 void qpnic_mr_put(struct qpnic_mr *mr);
 struct qpnic_mr *qpnic_mr_bind_get(struct qpnic_dev *qdev, struct ib_pd *pd,
 				   u32 lkey, u64 addr, u64 len, int access);
@@ -727,6 +744,8 @@ enum ib_wc_status qpnic_mw_bind(struct qpnic_qp *qp,
 int qpnic_key_invalidate(struct qpnic_qp *qp, u32 key, bool remote);
 bool qpnic_rkey_get(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
 		    int access, struct qpnic_rkey_ref *ref);
+bool qpnic_rkey_get_whole(struct qpnic_qp *qp, u32 rkey, int access,
+			  struct qpnic_rkey_ref *ref);
 void qpnic_rkey_put(struct qpnic_rkey_ref *ref);
 
 /* ah.c */

@@ -320,6 +320,15 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.atmeth.compare = cmp_swap ? wqe->atomic.compare_add : 0;
 		p->f.ackreq = true;
 		last = true;
+	} else if (wqe->opcode == QPNIC_WR_FLUSH) {
+		p->f.opcode = QPNIC_FLUSH;
+		p->f.feth = (wqe->flush.level << QPNIC_FETH_SEL_SHIFT) |
+			    wqe->flush.type;
+		p->f.reth.va = wqe->remote_addr;
+		p->f.reth.rkey = wqe->rkey;
+		p->f.reth.len = wqe->flush.length;
+		p->f.ackreq = true;
+		last = true;
 	} else if (wqe->opcode == QPNIC_WR_ATOMIC_WRITE) {
 		p->f.opcode = QPNIC_ATOMIC_WRITE;
 		p->f.reth.va = wqe->remote_addr;

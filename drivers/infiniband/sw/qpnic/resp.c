@@ -636,7 +636,7 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	qpnic_rkey_put(&ref);
 	out->psn = pkt->psn;
 	if (write) {
-		qpnic_resp_atomic_save(qp, QPNIC_RES_ATOMIC_WRITE, pkt->psn, 0);
+		qpnic_resp_atomic_save(qp, QPNIC_RES_EMPTY_ANSWER, pkt->psn, 0);
 		out->empty_read_resp = true;
 		out->read_len = 0;
 	} else {
@@ -645,6 +645,63 @@ static bool qpnic_resp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 		out->atomic = true;
 		out->syndrome = QPNIC_AETH_ACK_CREDITS;
 	}
+	return true;
+}
+
+/*
+ * FLUSH (IBTA 1.5 oA19) at the expected PSN: what was placed in the RETH's
+ * range (or the whole region, at the MR selectivity level) is made
+ * globally visible. The QP and the key must allow the placement type
+ * asked for; no MR allows persistence (qpnic has no persistent memory),
+ * so a FLUSH for it is a remote access error. qpnic's stores are the
+ * CPU's, done by the time it answers: a barrier is all visibility takes.
+ */
+static bool qpnic_resp_flush(struct qpnic_qp *qp, struct sk_buff *skb,
+			     const struct qpnic_pkt *pkt,
+			     struct qpnic_resp_out *out)
+{
+	const u8 *feth = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_FETH);
+	const u8 *reth = skb->data + qpnic_hdr_offset(pkt->opcode, QPNIC_OP_RETH);
+	u32 bits = get_unaligned_be32(feth);
+	u8 type = bits & QPNIC_FETH_PLT_MASK;
+	u8 level = (bits & QPNIC_FETH_SEL_MASK) >> QPNIC_FETH_SEL_SHIFT;
+	u64 va = get_unaligned_be64(reth);
+	u32 rkey = get_unaligned_be32(reth + 8);
+	u32 len = get_unaligned_be32(reth + 12);
+	struct qpnic_rkey_ref ref = {};
+	int access = 0;
+	u8 nak = 0;
+	bool ok;
+
+	if (type & QPNIC_FLUSH_GLOBAL)
+		access |= QPNIC_ACCESS_FLUSH_GLOBAL;
+	if (type & QPNIC_FLUSH_PERSISTENT)
+		access |= QPNIC_ACCESS_FLUSH_PERSISTENT;
+	if (!access || type & ~(QPNIC_FLUSH_GLOBAL | QPNIC_FLUSH_PERSISTENT) ||
+	    level > QPNIC_FLUSH_MR ||
+	    (qp->attr.qp_access_flags & access) != access) {
+		ibdev_dbg(qp->ibqp.device, "QP %u: FLUSH type %u level %u: not offered or not allowed (QP access %#x)\n",
+			  qp->ibqp.qp_num, type, level, qp->attr.qp_access_flags);
+		nak = QPNIC_NAK_INV_REQ;
+	} else {
+		ok = level == QPNIC_FLUSH_MR ?
+		     qpnic_rkey_get_whole(qp, rkey, access, &ref) :
+		     qpnic_rkey_get(qp, rkey, va, len, access, &ref);
+		if (!ok)
+			nak = QPNIC_NAK_REM_ACCESS;
+	}
+	if (nak) {
+		qpnic_resp_ack(qp, out, nak, pkt->psn);
+		qpnic_resp_error(qp);
+		return false;
+	}
+	/* the stores before it are visible before the answer is */
+	smp_mb();
+	qpnic_rkey_put(&ref);
+	qpnic_resp_atomic_save(qp, QPNIC_RES_EMPTY_ANSWER, pkt->psn, 0);
+	out->psn = pkt->psn;
+	out->empty_read_resp = true;
+	out->read_len = 0;
 	return true;
 }
 
@@ -921,8 +978,8 @@ static void qpnic_resp_duplicate(struct qpnic_qp *qp, struct sk_buff *skb,
 				 struct qpnic_resp_out *out)
 {
 	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_DUP_REQUESTS);
-	if (pkt->opcode == QPNIC_ATOMIC_WRITE) {
-		/* it was stored: answer again, store nothing */
+	if (pkt->opcode == QPNIC_ATOMIC_WRITE || pkt->opcode == QPNIC_FLUSH) {
+		/* it was done: answer again, do nothing */
 		out->empty_read_resp = true;
 		out->read_len = 0;
 		out->psn = pkt->psn;
@@ -969,7 +1026,7 @@ static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out
 	u32 i;
 
 	if (out->empty_read_resp)
-		type = QPNIC_RES_ATOMIC_WRITE;
+		type = QPNIC_RES_EMPTY_ANSWER;
 	else if (!out->ack || out->syndrome != QPNIC_AETH_ACK_CREDITS)
 		return;
 	else if (out->atomic)
@@ -1054,6 +1111,8 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		done = qpnic_resp_send(qp, skb, pkt, &out);
 	else if (pkt->flags & QPNIC_OP_WRITE)
 		done = qpnic_resp_write(qp, skb, pkt, &out);
+	else if (pkt->opcode == QPNIC_FLUSH)
+		done = qpnic_resp_flush(qp, skb, pkt, &out);
 	else if (pkt->flags & QPNIC_OP_ATOMIC)
 		done = qpnic_resp_atomic(qp, skb, pkt, &out);
 	else
