@@ -5,7 +5,7 @@
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.0-*-amd64)))
 BUILD ?= build/modules
 
-.PHONY: all modules check demo bench soak deps clean deb
+.PHONY: all modules check demo bench soak deps clean deb dkms-check
 
 all: modules
 
@@ -27,6 +27,11 @@ deps:
 deb:
 	scripts/deps.sh
 	scripts/build-deb.sh
+
+# the .deb installed with apt-get and built by DKMS in a Debian 12 (6.1)
+# and a Debian 13 (6.12) guest (see scripts/dkms-check.sh)
+dkms-check:
+	scripts/dkms-check.sh $(KERNELS)
 
 clean:
 	rm -rf build
