@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Turn the @@BENCH lines of a bench guest log into a table with ratios.
+"""Turn the @@BENCH lines of a bench guest log into a table with ratios
+(qpnic to rdma_rxe and to siw; "-" where a figure is missing or failed).
 
 usage: bench-table.py LOG
 """
@@ -30,9 +31,14 @@ def num(v):
     return f if math.isfinite(f) else None
 
 
-print(f'{"metric":44} {"qpnic":>12} {"rdma_rxe":>12} {"qpnic/rxe":>10}')
+def ratio(a, b):
+    return f'{a / b:10.2f}' if a is not None and b else f'{"-":>10}'
+
+
+print(f'{"metric":44} {"qpnic":>12} {"rdma_rxe":>12} {"siw":>12} '
+      f'{"qpnic/rxe":>10} {"qpnic/siw":>10}')
 for metric in order:
     r = rows[metric]
-    q, x = num(r.get('qpnic')), num(r.get('rxe'))
-    ratio = f'{q / x:10.2f}' if q is not None and x else f'{"-":>10}'
-    print(f'{metric:44} {r.get("qpnic", "-"):>12} {r.get("rxe", "-"):>12} {ratio}')
+    q, x, s = (num(r.get(d)) for d in ('qpnic', 'rxe', 'siw'))
+    print(f'{metric:44} {r.get("qpnic", "-"):>12} {r.get("rxe", "-"):>12} '
+          f'{r.get("siw", "-"):>12} {ratio(q, x)} {ratio(q, s)}')

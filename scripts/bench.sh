@@ -1,14 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `make bench`: QP lifecycle figures for qpnic and rdma_rxe, measured in one boot of Debian's stock kernel (no debug
-# checks), printed as a table with ratios and saved to build/bench.txt.
+# `make bench`: QP lifecycle and data path figures for qpnic and rdma_rxe
+# (and the data path for siw), measured in one boot of Debian's stock
+# kernel (no debug checks), printed as a table with ratios and saved to
+# build/bench.txt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 mapfile -t prep < <("$QPNIC_TOP/scripts/prepare.sh" stock)
 [ ${#prep[@]} = 3 ] || die "preparing the stock guest failed"
+# siw, the third software device, built out of tree for the stock kernel
+# and added to the guest's modules
+kver=$(series_kver 6.1)
+siw=$("$QPNIC_TOP/scripts/build-siw.sh" "/usr/src/linux-headers-$kver" "$QPNIC_BUILD/siw-6.1")
+moddir=$(ls -d "$("$QPNIC_TOP/scripts/stock-kernel.sh" 6.1)"/modroot/usr/lib/modules/*)
+initrd=$QPNIC_BUILD/initrd-bench.cpio
+"$QPNIC_TOP/scripts/mkinitrd.sh" bookworm "$initrd" "$moddir" \
+	$(find "${prep[2]}" -name '*.ko' | sort) "$siw"
 log=$QPNIC_BUILD/bench.log
 "$QPNIC_TOP/scripts/run-vm.sh" --quiet --timeout 3000 --mem 6G --log "$log" \
-	"${prep[0]}" "${prep[1]}" bench "$@"
+	"${prep[0]}" "$initrd" bench "$@"
 "$QPNIC_TOP/scripts/bench-table.py" "$log" | tee "$QPNIC_BUILD/bench.txt"
 say "table saved in $QPNIC_BUILD/bench.txt"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Guest side of `make bench`: the same QP lifecycle measurements on qpnic
-# and on rdma_rxe, one driver loaded at a time, same veth set-up.
+# Guest side of `make bench`: the same QP lifecycle and data path
+# measurements on qpnic and on rdma_rxe, and the data path on siw, one
+# driver loaded at a time, same veth set-up.
 # Prints "@@BENCH <metric> <driver> <value>" lines.
 . /opt/qpnic/guest/lib.sh
 . /opt/qpnic/guest/nvme.sh
@@ -69,16 +70,22 @@ scale() { # driver dev max
 	rmmod qpnic_bench
 }
 
-# Data path on one device, to its own GID (both drivers loop back in
-# software): perftest's client line, "size iters peak avg msgrate" for
+# Data path on one device, to its own address (every driver loops back
+# in software): perftest's client line, "size iters peak avg msgrate" for
 # bandwidth tests, "size iters min max typical ..." for latency tests.
+# With PERF_CM=1 the QPs connect through rdma_cm (-R), as iWARP's siw
+# must; otherwise to the RoCEv2 GID, exchanged over TCP.
 perf_line() { # dev program args...
-	local dev=$1 prog=$2 gid line
+	local dev=$1 prog=$2 conn peer=127.0.0.1 line
 	shift 2
-	gid=$(gid_index "$dev" 10.0.0.1)
-	timeout 120 "$prog" -d "$dev" -x "$gid" -F -p 18700 "$@" >/tmp/perf-srv.log 2>&1 &
+	if [ "${PERF_CM:-0}" = 1 ]; then
+		conn=(-R) peer=10.0.0.1
+	else
+		conn=(-x "$(gid_index "$dev" 10.0.0.1)")
+	fi
+	timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" >/tmp/perf-srv.log 2>&1 &
 	sleep 1
-	line=$(timeout 120 "$prog" -d "$dev" -x "$gid" -F -p 18700 "$@" 127.0.0.1 2>&1 |
+	line=$(timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 |
 		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
 	wait
 	echo "$line"
@@ -108,15 +115,21 @@ lat() { # driver dev metric program args...
 	bench "$metric" "$drv" "${v:-failed}"
 }
 
-data_path() { # driver dev
-	perf "$1" "$2" write_bw_64k_MBps 4 ib_write_bw -s 65536 -n 5000
-	perf "$1" "$2" read_bw_64k_MBps 4 ib_read_bw -s 65536 -n 2000
-	perf "$1" "$2" send_bw_4k_MBps 4 ib_send_bw -s 4096 -n 20000
-	perf "$1" "$2" send_rate_64b_Mpps 5 ib_send_bw -s 64 -n 50000
-	perf "$1" "$2" atomic_rate_Mpps 5 ib_atomic_bw -A FETCH_AND_ADD -n 20000
-	lat "$1" "$2" send_lat_64b_usec_typical ib_send_lat -s 64 -n 5000
-	lat "$1" "$2" write_lat_64b_usec_typical ib_write_lat -s 64 -n 5000
-	lat "$1" "$2" read_lat_64b_usec_typical ib_read_lat -s 64 -n 5000
+data_path() { # driver dev [metric suffix]
+	local x=${3:-}
+	perf "$1" "$2" write_bw_64k_MBps$x 4 ib_write_bw -s 65536 -n 5000
+	perf "$1" "$2" read_bw_64k_MBps$x 4 ib_read_bw -s 65536 -n 2000
+	perf "$1" "$2" send_bw_4k_MBps$x 4 ib_send_bw -s 4096 -n 20000
+	perf "$1" "$2" send_rate_64b_Mpps$x 5 ib_send_bw -s 64 -n 50000
+	perf "$1" "$2" atomic_rate_Mpps$x 5 ib_atomic_bw -A FETCH_AND_ADD -n 20000
+	lat "$1" "$2" send_lat_64b_usec_typical$x ib_send_lat -s 64 -n 5000
+	lat "$1" "$2" write_lat_64b_usec_typical$x ib_write_lat -s 64 -n 5000
+	lat "$1" "$2" read_lat_64b_usec_typical$x ib_read_lat -s 64 -n 5000
+}
+
+# The same through rdma_cm (rows ending in _cm): like for like with siw.
+data_path_cm() { # driver dev
+	PERF_CM=1 data_path "$1" "$2" _cm
 }
 
 # fio_rate RW BS DEPTH JOBS FILE FIELD: one 10 s run's read or write
@@ -164,8 +177,17 @@ run_driver() { # driver
 	case $drv in
 	qpnic) dev=qpnic0; modprobe qpnic && rdma link add $dev type qpnic netdev veth0 ;;
 	rxe) dev=rxe0; modprobe rdma_rxe && rdma link add $dev type rxe netdev veth0 ;;
-	esac || { echo "@@ $drv: device set-up failed"; return; }
+	siw) dev=siw0; modprobe siw && rdma link add $dev type siw netdev veth0 ;;
+	esac || { echo "@@ $drv: device set-up failed"; teardown_veth; return; }
 	echo "@@ measuring $drv"
+	data_path_cm $drv $dev
+	if [ $drv = siw ]; then
+		# (iWARP: the data path through rdma_cm only)
+		rdma link delete $dev
+		teardown_veth
+		rmmod siw
+		return
+	fi
 	data_path $drv $dev
 	ulp_bench $drv
 	kernel_rates $drv $dev rc 16 1 20000
@@ -185,5 +207,5 @@ run_driver() { # driver
 	esac
 }
 
-for d in ${*:-qpnic rxe}; do run_driver "$d"; done
+for d in ${*:-qpnic rxe siw}; do run_driver "$d"; done
 exit 0
