@@ -110,6 +110,13 @@ enum qpnic_opcode {
 #define QPNIC_FLUSH_RANGE	0	/* selectivity: the RETH's range */
 #define QPNIC_FLUSH_MR		1	/* selectivity: the whole region */
 
+/* A placement type IBTA defines (one or both) and a selectivity level. */
+static inline bool qpnic_feth_valid(u8 type, u8 level)
+{
+	return type && !(type & ~(QPNIC_FLUSH_GLOBAL | QPNIC_FLUSH_PERSISTENT)) &&
+	       level <= QPNIC_FLUSH_MR;
+}
+
 /* AETH syndrome: the top three bits say ACK, RNR NAK or NAK. */
 #define QPNIC_AETH_TYPE_MASK	0xe0
 #define QPNIC_AETH_ACK		0x00

@@ -140,9 +140,8 @@ static bool qpnic_mr_allows(const struct qpnic_mr *mr, struct ib_pd *pd,
  * otherwise. A fast-reg MR stays registered until qpnic_mr_put(): an
  * invalidation waits for it.
  */
-static struct qpnic_mr *qpnic_mr_find(struct qpnic_dev *qdev, struct ib_pd *pd,
-				      u32 key, u64 iova, u32 len, int access,
-				      bool whole)
+struct qpnic_mr *qpnic_mr_find(struct qpnic_dev *qdev, struct ib_pd *pd,
+			       u32 key, u64 iova, u32 len, int access, bool whole)
 {
 	struct qpnic_mr *mr = qpnic_mr_ref(qdev, key);
 	unsigned long flags;
@@ -170,13 +169,6 @@ struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 				 u32 key, u64 iova, u32 len, int access)
 {
 	return qpnic_mr_find(qdev, pd, key, iova, len, access, false);
-}
-
-/* The MR @key names, as qpnic_mr_lookup() does, whatever range it covers. */
-struct qpnic_mr *qpnic_mr_lookup_whole(struct qpnic_dev *qdev, struct ib_pd *pd,
-				       u32 key, int access)
-{
-	return qpnic_mr_find(qdev, pd, key, 0, 0, access, true);
 }
 
 void qpnic_mr_put(struct qpnic_mr *mr)

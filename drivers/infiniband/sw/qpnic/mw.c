@@ -209,7 +209,7 @@ int qpnic_key_invalidate(struct qpnic_qp *qp, u32 key, bool remote)
 
 /*
  * Resolve @rkey for a remote @access by @qp of [@iova, @iova + @len), or
- * of all it covers if @whole: an MR (qpnic_mr_lookup()), or a window bound
+ * of all it covers if @whole: an MR (qpnic_mr_find()), or a window bound
  * to an MR, which must be of the QP's PD, bound to this QP if type 2,
  * grant @access and cover the whole range.
  */
@@ -222,9 +222,8 @@ static bool qpnic_rkey_find(struct qpnic_qp *qp, u32 rkey, u64 iova, u32 len,
 
 	ref->mw = NULL;
 	if (!qpnic_is_mw_key(rkey)) {
-		ref->mr = whole ?
-			  qpnic_mr_lookup_whole(qdev, qp->ibqp.pd, rkey, access) :
-			  qpnic_mr_lookup(qdev, qp->ibqp.pd, rkey, iova, len, access);
+		ref->mr = qpnic_mr_find(qdev, qp->ibqp.pd, rkey, iova, len, access,
+					whole);
 		return ref->mr;
 	}
 	ref->mr = NULL;

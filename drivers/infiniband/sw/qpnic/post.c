@@ -124,10 +124,7 @@ static void qpnic_sq_copy_wqe(struct qpnic_qp *qp, const struct rxe_send_wqe *u,
 		qpnic_user_flush_wr(&u->wr, &k->remote_addr, &k->rkey,
 				    &k->flush.type, &k->flush.level);
 		k->flush.length = READ_ONCE(u->dma.length);
-		/* a placement type qpnic knows, a level of range or region */
-		if (!k->flush.type ||
-		    (k->flush.type & ~(QPNIC_FLUSH_GLOBAL | QPNIC_FLUSH_PERSISTENT)) ||
-		    k->flush.level > QPNIC_FLUSH_MR)
+		if (!qpnic_feth_valid(k->flush.type, k->flush.level))
 			goto invalid;
 		k->send_flags &= ~IB_SEND_INLINE;
 		return;

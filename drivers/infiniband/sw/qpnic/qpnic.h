@@ -729,8 +729,8 @@ int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 void qpnic_mr_copy(struct qpnic_mr *mr, u64 iova, u32 len, struct qpnic_copy *c);
 struct qpnic_mr *qpnic_mr_lookup(struct qpnic_dev *qdev, struct ib_pd *pd,
 				 u32 key, u64 iova, u32 len, int access);
-struct qpnic_mr *qpnic_mr_lookup_whole(struct qpnic_dev *qdev, struct ib_pd *pd,
-				       u32 key, int access);
+struct qpnic_mr *qpnic_mr_find(struct qpnic_dev *qdev, struct ib_pd *pd,
+			       u32 key, u64 iova, u32 len, int access, bool whole);
 void qpnic_mr_put(struct qpnic_mr *mr);
 struct qpnic_mr *qpnic_mr_bind_get(struct qpnic_dev *qdev, struct ib_pd *pd,
 				   u32 lkey, u64 addr, u64 len, int access);

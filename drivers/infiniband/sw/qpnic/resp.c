@@ -677,8 +677,7 @@ static bool qpnic_resp_flush(struct qpnic_qp *qp, struct sk_buff *skb,
 		access |= QPNIC_ACCESS_FLUSH_GLOBAL;
 	if (type & QPNIC_FLUSH_PERSISTENT)
 		access |= QPNIC_ACCESS_FLUSH_PERSISTENT;
-	if (!access || type & ~(QPNIC_FLUSH_GLOBAL | QPNIC_FLUSH_PERSISTENT) ||
-	    level > QPNIC_FLUSH_MR ||
+	if (!access || !qpnic_feth_valid(type, level) ||
 	    (qp->attr.qp_access_flags & access) != access) {
 		ibdev_dbg(qp->ibqp.device, "QP %u: FLUSH type %u level %u: not offered or not allowed (QP access %#x)\n",
 			  qp->ibqp.qp_num, type, level, qp->attr.qp_access_flags);
