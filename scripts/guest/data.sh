@@ -10,28 +10,6 @@ port=18515
 
 hw() { cat "/sys/class/infiniband/$dev/ports/1/hw_counters/$1"; }
 
-# pingpong NAME PROGRAM ARGS...: server and client of an rdma-core
-# pingpong example on $dev, talking over TCP on localhost.
-pingpong() {
-	local name=$1 prog=$2 srv rc_srv rc_cli
-	shift 2
-	port=$((port + 1))
-	timeout 60 "$prog" -d "$dev" -g "$gid" -p $port "$@" >/tmp/pp-srv.log 2>&1 &
-	srv=$!
-	for _ in $(seq 50); do
-		grep -q ":$port " <(ss -ltn) && break
-		sleep 0.1
-	done
-	timeout 60 "$prog" -d "$dev" -g "$gid" -p $port "$@" 127.0.0.1 >/tmp/pp-cli.log 2>&1
-	rc_cli=$?
-	wait $srv
-	rc_srv=$?
-	check "$name" bash -c "test $rc_srv = 0 && test $rc_cli = 0 &&
-		grep -q 'bytes in' /tmp/pp-srv.log && grep -q 'bytes in' /tmp/pp-cli.log ||
-		{ grep -h 'Failed status\|unknown\|Couldn' /tmp/pp-srv.log /tmp/pp-cli.log;
-		  exit 1; }"
-}
-
 tx0=$(hw tx_packets)
 lo0=$(hw loopback_packets)
 pingpong "ibv_ud_pingpong: 200 x 512 bytes, data checked" \

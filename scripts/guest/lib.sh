@@ -132,3 +132,26 @@ res_counts() {
 gid_index() {
 	ibv_devinfo -v -d "$1" | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1
 }
+
+# pingpong NAME PROGRAM ARGS...: server and client of an rdma-core
+# pingpong example on $dev through GID index $gid, talking over TCP on
+# localhost at port $port + 1 (it advances $port).
+pingpong() {
+	local name=$1 prog=$2 srv rc_srv rc_cli
+	shift 2
+	port=$((port + 1))
+	timeout 60 "$prog" -d "$dev" -g "$gid" -p $port "$@" >/tmp/pp-srv.log 2>&1 &
+	srv=$!
+	for _ in $(seq 50); do
+		grep -q ":$port " <(ss -ltn) && break
+		sleep 0.1
+	done
+	timeout 60 "$prog" -d "$dev" -g "$gid" -p $port "$@" 127.0.0.1 >/tmp/pp-cli.log 2>&1
+	rc_cli=$?
+	wait $srv
+	rc_srv=$?
+	check "$name" bash -c "test $rc_srv = 0 && test $rc_cli = 0 &&
+		grep -q 'bytes in' /tmp/pp-srv.log && grep -q 'bytes in' /tmp/pp-cli.log ||
+		{ grep -h 'Failed status\|unknown\|Couldn' /tmp/pp-srv.log /tmp/pp-cli.log;
+		  exit 1; }"
+}
