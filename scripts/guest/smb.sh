@@ -61,15 +61,12 @@ smb_compare() {
 }
 
 # cifs_let_go LABEL: after an SMB Direct unmount, cifs must let go of its
-# module (its demultiplex thread tears the connection down, 2-3 s here).
-# Until destroy_qp let the consumer poll what it was told of, that
-# teardown hung in about 1 run in 7 (6.1's smbd_destroy() waiting for
-# completions of receives it posted after its drain: Documentation/
-# ulps.md). The guard stays until runs confirm the fix: if cifs does not
-# let go, this prints the blocked tasks, the device's resources and
-# qpnic's last debug lines, records a SKIP naming it, and returns 1: the
-# caller must not remove the RDMA device, whose removal would wait for
-# that cm_id forever.
+# module (its demultiplex thread tears the connection down, 2-3 s here;
+# Documentation/ulps.md tells how that teardown hung until destroy_qp let
+# the consumer poll). If it does not within 60 s, this prints the blocked
+# tasks, the device's resources and qpnic's last debug lines, records a
+# FAIL and returns 1: the caller must not remove the RDMA device, whose
+# removal would wait for that cm_id forever.
 cifs_let_go() {
 	local t0=$SECONDS
 	if retry 600 modprobe -r cifs; then
@@ -80,6 +77,6 @@ cifs_let_go() {
 	rdma res show
 	cat /proc/fs/cifs/DebugData
 	dmesg | grep -i 'qpnic\|smbd\|cifs' | tail -n 40
-	result SKIP "$1 cifs unloads" "cifs' SMB Direct teardown did not end within 60 s of the unmount (seen before destroy_qp let consumers poll; blocked tasks above)"
+	result FAIL "$1 cifs unloads" "cifs' SMB Direct teardown did not end within 60 s of the unmount (blocked tasks above)"
 	return 1
 }
