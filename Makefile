@@ -36,8 +36,9 @@ dkms-check:
 clean:
 	rm -rf build
 
+# ROUNDS: data path rounds (3)
 bench:
-	scripts/bench.sh
+	scripts/bench.sh $(ROUNDS)
 
 # SOAK_KERNEL=test|stock, SOAK_SECONDS (see scripts/soak.sh)
 soak:

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Turn the @@BENCH lines of a bench guest log into a table with ratios
-(qpnic to rdma_rxe and to siw; "-" where a figure is missing or failed).
+"""Turn the @@BENCH lines of a bench guest log into a table: per driver
+the median of a figure's runs and, when it ran more than once, their
+spread (min-max) and how many runs failed; then the ratios of the
+medians (qpnic to rdma_rxe and to siw; "-" where a figure is missing).
+A run that gave no number ("failed", "inf") counts as failed and never
+enters the median.
 
 usage: bench-table.py LOG
 """
 import math
 import re
+import statistics
 import sys
 
+DRIVERS = ('qpnic', 'rxe', 'siw')
 rows = {}
 order = []
 for line in open(sys.argv[1], errors='replace'):
@@ -19,7 +25,7 @@ for line in open(sys.argv[1], errors='replace'):
     if metric not in rows:
         rows[metric] = {}
         order.append(metric)
-    rows[metric][drv] = val
+    rows[metric].setdefault(drv, []).append(val)
 
 
 def num(v):
@@ -31,14 +37,40 @@ def num(v):
     return f if math.isfinite(f) else None
 
 
+def fmt(f):
+    return f'{f:.4g}' if f < 1e6 else f'{f:.0f}'
+
+
+def summary(runs):
+    """(median or None, the cell's text)."""
+    if not runs:
+        return None, '-'
+    good = [f for f in map(num, runs) if f is not None]
+    failed = len(runs) - len(good)
+    if not good:
+        return None, 'failed'
+    med = statistics.median(good)
+    text = fmt(med)
+    if len(runs) > 1:
+        text += f' [{fmt(min(good))}-{fmt(max(good))}]'
+    if failed:
+        text += f' {failed}/{len(runs)}F'
+    return med, text
+
+
 def ratio(a, b):
     return f'{a / b:10.2f}' if a is not None and b else f'{"-":>10}'
 
 
-print(f'{"metric":44} {"qpnic":>12} {"rdma_rxe":>12} {"siw":>12} '
-      f'{"qpnic/rxe":>10} {"qpnic/siw":>10}')
+runs = max((len(v) for r in rows.values() for v in r.values()), default=0)
+width = 26 if runs > 1 else 12
+print(f'{"metric":34} ' + ' '.join(f'{d if d != "rxe" else "rdma_rxe":>{width}}'
+                                   for d in DRIVERS) +
+      f' {"qpnic/rxe":>10} {"qpnic/siw":>10}')
 for metric in order:
-    r = rows[metric]
-    q, x, s = (num(r.get(d)) for d in ('qpnic', 'rxe', 'siw'))
-    print(f'{metric:44} {r.get("qpnic", "-"):>12} {r.get("rxe", "-"):>12} '
-          f'{r.get("siw", "-"):>12} {ratio(q, x)} {ratio(q, s)}')
+    cells = [summary(rows[metric].get(d, [])) for d in DRIVERS]
+    (q, _), (x, _), (s, _) = cells
+    print(f'{metric:34} ' + ' '.join(f'{t:>{width}}' for _, t in cells) +
+          f' {ratio(q, x)} {ratio(q, s)}')
+if runs > 1:
+    print(f'\n(median [min-max] of up to {runs} runs; nF: n runs gave no figure)')

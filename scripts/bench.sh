@@ -4,6 +4,8 @@
 # (and the data path for siw), measured in one boot of Debian's stock
 # kernel (no debug checks), printed as a table with ratios and saved to
 # build/bench.txt.
+# usage: bench.sh [ROUNDS [DRIVER...]] (3 rounds of the data path; qpnic
+# rxe siw)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

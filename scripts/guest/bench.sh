@@ -121,6 +121,9 @@ data_path() { # driver dev [metric suffix]
 	perf "$1" "$2" read_bw_64k_MBps$x 4 ib_read_bw -s 65536 -n 2000
 	perf "$1" "$2" send_bw_4k_MBps$x 4 ib_send_bw -s 4096 -n 20000
 	perf "$1" "$2" send_rate_64b_Mpps$x 5 ib_send_bw -s 64 -n 50000
+	# 16 QPs at once (perftest's -q: the iterations are per QP)
+	perf "$1" "$2" write_bw_64k_q16_MBps$x 4 ib_write_bw -s 65536 -n 500 -q 16
+	perf "$1" "$2" send_rate_64b_q16_Mpps$x 5 ib_send_bw -s 64 -n 5000 -q 16
 	perf "$1" "$2" atomic_rate_Mpps$x 5 ib_atomic_bw -A FETCH_AND_ADD -n 20000
 	lat "$1" "$2" send_lat_64b_usec_typical$x ib_send_lat -s 64 -n 5000
 	lat "$1" "$2" write_lat_64b_usec_typical$x ib_write_lat -s 64 -n 5000
@@ -171,24 +174,45 @@ ulp_bench() { # driver
 	modprobe -r nfsv4 rpcrdma nfsd
 }
 
-run_driver() { # driver
-	local drv=$1 dev
+dev_of() { echo "${1}0"; } # driver: its device's name
+
+# The driver's device on veth0, or a line saying why not and status 1.
+driver_up() { # driver
 	setup_veth
-	case $drv in
-	qpnic) dev=qpnic0; modprobe qpnic && rdma link add $dev type qpnic netdev veth0 ;;
-	rxe) dev=rxe0; modprobe rdma_rxe && rdma link add $dev type rxe netdev veth0 ;;
-	siw) dev=siw0; modprobe siw && rdma link add $dev type siw netdev veth0 ;;
-	esac || { echo "@@ $drv: device set-up failed"; teardown_veth; return; }
-	echo "@@ measuring $drv"
-	data_path_cm $drv $dev
-	if [ $drv = siw ]; then
-		# (iWARP: the data path through rdma_cm only)
-		rdma link delete $dev
-		teardown_veth
-		rmmod siw
-		return
-	fi
-	data_path $drv $dev
+	case $1 in
+	qpnic) modprobe qpnic && rdma link add qpnic0 type qpnic netdev veth0 ;;
+	rxe) modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0 ;;
+	siw) modprobe siw && rdma link add siw0 type siw netdev veth0 ;;
+	esac || { echo "@@ $1: device set-up failed"; teardown_veth; return 1; }
+	echo "@@ measuring $1"
+}
+
+driver_down() { # driver
+	rdma link delete "$(dev_of "$1")"
+	teardown_veth
+	case $1 in
+	rxe) rmmod rdma_rxe ;;
+	qpnic) rmmod qpnic ;;
+	siw) rmmod siw ;;
+	esac
+}
+
+# One round of the data path: through rdma_cm for all, to the RoCEv2
+# GID for the RoCE devices (iWARP's siw connects through rdma_cm only).
+data_round() { # driver
+	local dev
+	dev=$(dev_of "$1")
+	driver_up "$1" || return
+	data_path_cm "$1" "$dev"
+	[ "$1" = siw ] || data_path "$1" "$dev"
+	driver_down "$1"
+}
+
+# ULPs, QP lifecycle rates, memory and scale, once per RoCE device.
+lifecycle() { # driver
+	local drv=$1 dev
+	dev=$(dev_of "$drv")
+	driver_up "$drv" || return
 	ulp_bench $drv
 	kernel_rates $drv $dev rc 16 1 20000
 	kernel_rates $drv $dev ud 16 1 20000
@@ -199,13 +223,21 @@ run_driver() { # driver
 	user_mem $drv $dev 10000
 	bash /opt/qpnic/guest/cgroup-bench.sh $drv $dev 2000
 	if [ $drv = qpnic ]; then scale $drv $dev 1000000; else scale $drv $dev 100000; fi
-	rdma link delete $dev
-	teardown_veth
-	case $drv in
-	rxe) rmmod rdma_rxe ;;
-	*) rmmod qpnic ;;
-	esac
+	driver_down "$drv"
 }
 
-for d in ${*:-qpnic rxe siw}; do run_driver "$d"; done
+# bench.sh [ROUNDS [DRIVER...]]: the data path ROUNDS times (3 by
+# default), the drivers taking turns in each round so that a slow spell of
+# the host falls on all of them; bench-table.py prints each figure's
+# median and its spread. The rest is measured once.
+rounds=${1:-3}
+[ $# -gt 0 ] && shift
+drivers=${*:-qpnic rxe siw}
+for r in $(seq "$rounds"); do
+	echo "@@ data path round $r of $rounds"
+	for d in $drivers; do data_round "$d"; done
+done
+for d in $drivers; do
+	[ "$d" = siw ] || lifecycle "$d"
+done
 exit 0
