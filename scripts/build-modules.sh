@@ -28,7 +28,7 @@ for d in drivers include kunit tests/kmod; do
 	cp -a -u "$QPNIC_TOP/$d/." "$out/$d/"
 done
 cp -a -u "$QPNIC_TOP/Kbuild" "$out/"
-make -s -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$out/build.log" >&2
+make -s -j"$(nproc)" -C "$kdir" M="$out" W=1 "$@" modules 2>&1 | tee "$out/build.log" >&2
 [ "${PIPESTATUS[0]}" = 0 ] || die "module build against $kdir failed"
 if grep -q 'warning:' "$out/build.log"; then
 	die "module build against $kdir has warnings (W=1 must be clean)"

@@ -23,12 +23,16 @@ for k in "${kernels[@]}"; do
 		echo "@@RESULT FAIL sparse and W=1 clean against the $1 kernel $(echo "$out" | grep -m3 -E 'warning|error' | tr '\n' ' ')"
 	fi
 done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 files=$(cd "$QPNIC_TOP" && ls drivers/infiniband/sw/qpnic/*.[ch] include/qpnic/*.h kunit/*.c tests/kmod/*.c)
-for f in $files; do
+# checkpatch FILE: one result line (run on every CPU at once, printed in
+# the files' order)
+checkpatch() {
+	local f=$1 ignore=() out
 	# The compat header is where an out-of-tree driver must compare
 	# LINUX_VERSION_CODE (checkpatch's advice is for code in the tree);
 	# it is the only file that may.
-	ignore=()
 	[ "$f" = include/qpnic/compat.h ] && ignore=(--ignore "LINUX_VERSION_CODE,CONSTANT_COMPARISON")
 	out=$(cd "$QPNIC_TOP" && "$src/scripts/checkpatch.pl" --strict --no-tree --terse "${ignore[@]}" -f "$f" 2>&1 |
 	      grep -E ': (ERROR|WARNING|CHECK):')
@@ -37,6 +41,14 @@ for f in $files; do
 	else
 		echo "@@RESULT FAIL checkpatch --strict $f $(echo "$out" | head -n 2 | tr '\n' ' ')"
 	fi
+}
+export -f checkpatch
+export QPNIC_TOP src
+# shellcheck disable=SC2086
+printf '%s\n' $files | xargs -P "$(nproc)" -I{} bash -c 'checkpatch "$1" >"$2/cp.$(echo "$1" | tr / _)"' _ {} "$tmp"
+for f in $files; do
+	cat "$tmp/cp.$(echo "$f" | tr / _)" 2>/dev/null ||
+		echo "@@RESULT FAIL checkpatch --strict $f (checkpatch gave no result)"
 done
 # The DKMS package builds and lintian has nothing to say.
 if out=$("$QPNIC_TOP/scripts/build-deb.sh" 2>&1); then

@@ -10,10 +10,13 @@
 #                     add a virtio-net NIC joined to another guest through a
 #                     QEMU socket netdev on 127.0.0.1:PORT
 #   --quiet           do not echo the guest's console
+#   --smp N           vCPUs (default 2)
+#   --keep-freed-pages
+#                     no init_on_free (a guest that tests no ring lifetime)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-log="" timeout=1200 mem=3G nic="" quiet=0
+log="" timeout=1200 mem=3G nic="" quiet=0 init_on_free=1 smp=2
 while [ $# -gt 0 ]; do
 	case $1 in
 	--log) log=$2; shift 2 ;;
@@ -21,6 +24,8 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--nic) nic=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
+	--keep-freed-pages) init_on_free=0; shift ;;
+	--smp) smp=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -45,14 +50,14 @@ esac
 guest_args=$(IFS=,; echo "$*")
 # init_on_free: a page freed while userspace still maps it reads as zeros,
 # so a ring lifetime bug shows in the tests instead of going unnoticed.
-cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=5 init_on_free=1"
+cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1 loglevel=5 init_on_free=$init_on_free"
 cmdline+=" qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
 
 say "booting $(basename "$kernel") for '$script' (timeout ${timeout}s, log $log)"
 start=$SECONDS
 if [ "$quiet" = 1 ]; then sink=/dev/null; else sink=/dev/stderr; fi
 timeout --foreground -k 10 "$timeout" \
-	qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m "$mem" -nographic \
+	qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m "$mem" -nographic \
 	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
 	"${netargs[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" >"$sink"
 qrc=${PIPESTATUS[0]}

@@ -236,12 +236,13 @@ if [ "${want_compare:-0}" = 1 ]; then
 	teardown_veth
 fi
 rmmod rdma_rxe
-# Kernel ULPs over qpnic0, plain and with force_mr=1: on the debug kernel
-# force_mr for NVMe-oF only (nvmet through rdma_rw); the stock kernel runs it for all
-# (SMB Direct aside: it has none).
+# Kernel ULPs over qpnic0, plain and with force_mr=1. The debug kernel
+# runs NVMe-oF, NFS and SMB Direct (which the stock kernel lacks), force_mr
+# for NVMe-oF only (nvmet through rdma_rw); the stock kernels run every
+# ULP they have (SRP and iSER there only), both ways.
 if [ "${want_kunit:-0}" = 1 ]; then
 	# (KASAN makes every byte slow: 4 MiB at most, still 4096 packets)
-	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh --force-mr nvme
+	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh --force-mr nvme nvme nfs smb
 else
 	bash /opt/qpnic/guest/ulp.sh
 fi

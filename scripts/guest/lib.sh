@@ -7,7 +7,13 @@ QPNIC_BIN=/opt/qpnic/bin
 # fio job); make check runs the debug kernel's with less.
 ULP_MIB=${ULP_MIB:-16}
 
-result() { echo "@@RESULT $1 $2${3:+ $3}"; }
+# (@@AT: the guest's uptime, so a log shows where the time goes)
+result() {
+	local up _
+	read -r up _ </proc/uptime
+	echo "@@AT $up"
+	echo "@@RESULT $1 $2${3:+ $3}"
+}
 
 # check NAME CMD...: one result for one command's exit status.
 check() {
