@@ -780,6 +780,66 @@ static void qpnic_rc_mtu_change(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/*
+ * Inside an inline loopback section (what a user QP's poster opens) a
+ * SEND to the device's own GID waits for the section's end, not for the
+ * work item; the end delivers it and the ACK it draws, so both
+ * completions are there when it returns. A nested section delivers
+ * nothing of its own.
+ */
+static void qpnic_rc_inline_delivery(struct kunit *test)
+{
+	/* (an ACK timeout of 1 s: no retransmission meanwhile) */
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 18 };
+	u8 *src = kunit_kzalloc(test, 2048, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 2048, GFP_KERNEL);
+	int before_end[2], after_end[2];
+	u64 lo0, lo1;
+	struct rc_pair p;
+	struct ib_wc wa, wb;
+	bool outer, nested;
+	int posted;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_fill(src, 2048, 7);
+	rc_pair_init(test, &p, &o);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst, 2048, 200), 0);
+	lo0 = qpnic_test_counter(test, rc.ibdev, "loopback_packets");
+
+	local_bh_disable();
+	outer = qpnic_kunit_inline_begin(rc.ibdev);
+	nested = qpnic_kunit_inline_begin(rc.ibdev);
+	/* two packets at the default path MTU of 1024 */
+	posted = rc_post(p.a, IB_WR_SEND, src, 2048, NULL, 0, 20);
+	mdelay(20);	/* time the work item would have taken them in */
+	before_end[0] = ib_poll_cq(p.cq_a, 1, &wa);
+	before_end[1] = ib_poll_cq(p.cq_b, 1, &wb);
+	if (outer)
+		qpnic_kunit_inline_end(rc.ibdev);
+	after_end[0] = ib_poll_cq(p.cq_a, 1, &wa);
+	after_end[1] = ib_poll_cq(p.cq_b, 1, &wb);
+	local_bh_enable();
+
+	KUNIT_ASSERT_EQ(test, posted, 0);
+	KUNIT_EXPECT_TRUE(test, outer);
+	KUNIT_EXPECT_FALSE(test, nested);
+	KUNIT_EXPECT_EQ(test, before_end[0], 0);
+	KUNIT_EXPECT_EQ(test, before_end[1], 0);
+	KUNIT_ASSERT_EQ(test, after_end[0], 1);
+	KUNIT_ASSERT_EQ(test, after_end[1], 1);
+	KUNIT_EXPECT_EQ(test, wa.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wa.wr_id, 20);
+	KUNIT_EXPECT_EQ(test, wb.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wb.wr_id, 200);
+	KUNIT_EXPECT_EQ(test, wb.byte_len, 2048);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 2048), 0);
+	/* the two data packets and the ACK, all looped back */
+	lo1 = qpnic_test_counter(test, rc.ibdev, "loopback_packets");
+	KUNIT_EXPECT_GE(test, lo1 - lo0, 3);
+	rc_pair_destroy(&p);
+}
+
 static atomic_t rc_lost_last;
 
 /* Lose the first READ RESPONSE LAST that comes by. */
@@ -945,6 +1005,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_read_implied_nak),
 	KUNIT_CASE(qpnic_rc_answers_behind_read_in_order),
 	KUNIT_CASE(qpnic_rc_mtu_change),
+	KUNIT_CASE(qpnic_rc_inline_delivery),
 	{}
 };
 

@@ -24,5 +24,14 @@ void qpnic_rcv(struct sk_buff *skb);
  */
 typedef unsigned int (*qpnic_lo_hook_t)(const struct sk_buff *skb);
 extern qpnic_lo_hook_t qpnic_kunit_lo_hook;
+/*
+ * An inline loopback section of @ibdev's on this CPU, BH off (as a user
+ * QP's requester opens one): packets to the device's own GIDs sent inside
+ * it are delivered when the outermost section ends, not by the work item.
+ * begin returns false when a section is open already (end only the one
+ * that returned true).
+ */
+bool qpnic_kunit_inline_begin(struct ib_device *ibdev);
+void qpnic_kunit_inline_end(struct ib_device *ibdev);
 
 #endif /* QPNIC_EXPORT_H */

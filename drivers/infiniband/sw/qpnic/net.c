@@ -210,7 +210,16 @@ static void qpnic_push_udp_ip(const struct qpnic_av *av, struct sk_buff *skb,
 	}
 }
 
-/* Queue @skb for the loopback work, or drop it when the queue is full. */
+/*
+ * The device whose inline section this CPU is in (BH off, so the CPU
+ * stays the same and nothing else sends on it): its loopback packets need
+ * no work item, the section delivers them before it ends. The answers a
+ * delivery sends (ACKs, READ responses) queue behind it instead of
+ * recursing; packets to another device go to that device's work item.
+ */
+static DEFINE_PER_CPU(struct qpnic_dev *, qpnic_loopback_inline);
+
+/* Queue @skb for delivery, or drop it when the queue is full. */
 static void qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
 {
 	/* racing senders may each pass the limit by one */
@@ -263,7 +272,9 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 			kfree_skb(skb);
 		else
 			qpnic_loopback_queue(qdev, skb);
-		queue_work(qpnic_wq, &qdev->loopback_work);
+		/* (an inline section on this CPU delivers it before it ends) */
+		if (this_cpu_read(qpnic_loopback_inline) != qdev)
+			queue_work(qpnic_wq, &qdev->loopback_work);
 		return;
 	}
 	skb->ip_summed = CHECKSUM_NONE;
@@ -283,22 +294,82 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 qpnic_lo_hook_t qpnic_kunit_lo_hook;
 EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_hook, QPNIC_KUNIT);
 
-/* Deliver the device's loopback packets, BH off as on the wire path. */
+/*
+ * Deliver up to @budget of the device's loopback packets, BH off as on
+ * the wire path, unless another deliverer is at it: that one takes what
+ * is queued before it stops (it looks again after letting go). Packets
+ * left over go to the work item.
+ */
+static void qpnic_loopback_deliver(struct qpnic_dev *qdev, int budget)
+{
+	struct sk_buff *skb;
+
+	while (!test_and_set_bit_lock(0, &qdev->loopback_busy)) {
+		while (budget && (skb = skb_dequeue(&qdev->loopback_q))) {
+			budget--;
+			qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
+			qpnic_rcv_dev(qdev, skb);
+		}
+		clear_bit_unlock(0, &qdev->loopback_busy);
+		/* against a sender that queued and found the bit taken */
+		smp_mb__after_atomic();
+		if (skb_queue_empty(&qdev->loopback_q))
+			return;
+		if (!budget) {
+			queue_work(qpnic_wq, &qdev->loopback_work);
+			return;
+		}
+	}
+}
+
+/* Inside an inline section: deliver what is queued now. */
+void qpnic_loopback_inline_deliver(struct qpnic_dev *qdev)
+{
+	qpnic_loopback_deliver(qdev, QPNIC_LOOPBACK_BUDGET);
+}
+
+/*
+ * Begin an inline section for @qdev, BH off: returns false when this CPU
+ * is in one already (whose end delivers, if it is @qdev's).
+ */
+bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev)
+{
+	if (this_cpu_read(qpnic_loopback_inline))
+		return false;
+	this_cpu_write(qpnic_loopback_inline, qdev);
+	return true;
+}
+
+/* End a section qpnic_loopback_inline_begin() began, delivering first. */
+void qpnic_loopback_inline_end(struct qpnic_dev *qdev)
+{
+	qpnic_loopback_deliver(qdev, QPNIC_LOOPBACK_BUDGET);
+	this_cpu_write(qpnic_loopback_inline, NULL);
+}
+
+bool qpnic_kunit_inline_begin(struct ib_device *ibdev)
+{
+	return qpnic_loopback_inline_begin(to_qdev(ibdev));
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_kunit_inline_begin, QPNIC_KUNIT);
+
+void qpnic_kunit_inline_end(struct ib_device *ibdev)
+{
+	qpnic_loopback_inline_end(to_qdev(ibdev));
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_kunit_inline_end, QPNIC_KUNIT);
+
 void qpnic_loopback_work(struct work_struct *work)
 {
 	struct qpnic_dev *qdev = container_of(work, struct qpnic_dev,
 					      loopback_work);
-	struct sk_buff *skb;
-	int budget = 256;
 
-	while (budget-- && (skb = skb_dequeue(&qdev->loopback_q))) {
-		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
-		local_bh_disable();
-		qpnic_rcv_dev(qdev, skb);
-		local_bh_enable();
-	}
-	if (!skb_queue_empty(&qdev->loopback_q))
-		queue_work(qpnic_wq, &qdev->loopback_work);
+	local_bh_disable();
+	if (qpnic_loopback_inline_begin(qdev))
+		qpnic_loopback_inline_end(qdev);
+	else	/* (not reached: a work item starts outside any section) */
+		qpnic_loopback_deliver(qdev, QPNIC_LOOPBACK_BUDGET);
+	local_bh_enable();
 }
 
 /* Device teardown: no loopback packet is delivered after this. */

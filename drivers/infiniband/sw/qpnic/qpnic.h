@@ -33,6 +33,7 @@
  * them (RC sends them again), so no sender can queue memory without bound.
  */
 #define QPNIC_LOOPBACK_MAX	1024
+#define QPNIC_LOOPBACK_BUDGET	256	/* packets a deliverer takes in a go */
 
 /* Device limits, reported by query_device and enforced by every verb. */
 #define QPNIC_MAX_QP		0x100000U
@@ -130,9 +131,14 @@ struct qpnic_dev {
 	spinlock_t mcast_rx_lock;	/* mcast_groups against the receive path */
 	struct list_head mcast_groups;
 	u32 mtu;			/* the netdev's, as an IB MTU in bytes */
-	/* packets to a GID of this device, delivered from a work item */
+	/*
+	 * Packets to a GID of this device: delivered by one deliverer at a
+	 * time (bit 0 of loopback_busy), in order, from the work item or
+	 * inline where a sender may (net.c)
+	 */
 	struct sk_buff_head loopback_q;
 	struct work_struct loopback_work;
+	unsigned long loopback_busy;
 	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_mw, num_ah;
 };
 
@@ -568,6 +574,9 @@ struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		    struct sk_buff *skb, u16 sport);
 void qpnic_loopback_work(struct work_struct *work);
+bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev);
+void qpnic_loopback_inline_deliver(struct qpnic_dev *qdev);
+void qpnic_loopback_inline_end(struct qpnic_dev *qdev);
 void qpnic_loopback_stop(struct qpnic_dev *qdev);
 
 /* recv.c */

@@ -546,7 +546,8 @@ static bool qpnic_req_run(struct qpnic_qp *qp)
  */
 void qpnic_req_kick(struct qpnic_qp *qp)
 {
-	bool more;
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	bool more, inline_lo;
 
 	if (irqs_disabled() || in_hardirq()) {
 		queue_work(qpnic_wq, &qp->req.work);
@@ -555,14 +556,24 @@ void qpnic_req_kick(struct qpnic_qp *qp)
 	if (atomic_inc_return(&qp->req.runs) != 1)
 		return;
 	local_bh_disable();
+	/*
+	 * A user QP's poster holds no lock of anyone's: its packets to this
+	 * device are delivered here too, sparing each a work item's wake-up.
+	 * (A kernel ULP may post under a lock its own handlers take.)
+	 */
+	inline_lo = qp->user && qpnic_loopback_inline_begin(qdev);
 	do {
 		atomic_set(&qp->req.runs, 1);
 		more = qpnic_req_run(qp);
+		if (inline_lo)
+			qpnic_loopback_inline_deliver(qdev);
 	} while (!more && atomic_cmpxchg(&qp->req.runs, 1, 0) != 1);
 	if (more) {
 		atomic_set(&qp->req.runs, 0);
 		queue_work(qpnic_wq, &qp->req.work);
 	}
+	if (inline_lo)
+		qpnic_loopback_inline_end(qdev);
 	local_bh_enable();
 }
 
