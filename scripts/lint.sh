@@ -26,10 +26,11 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 files=$(cd "$QPNIC_TOP" && ls drivers/infiniband/sw/qpnic/*.[ch] include/qpnic/*.h kunit/*.c tests/kmod/*.c)
-# checkpatch FILE: one result line (run on every CPU at once, printed in
-# the files' order)
+# checkpatch FILE: one result line, in $tmp/<FILE with / as _> (they run
+# on every CPU at once and are printed in the files' order)
 checkpatch() {
 	local f=$1 ignore=() out
+	exec >"$tmp/${f//\//_}"
 	# The compat header is where an out-of-tree driver must compare
 	# LINUX_VERSION_CODE (checkpatch's advice is for code in the tree);
 	# it is the only file that may.
@@ -43,11 +44,11 @@ checkpatch() {
 	fi
 }
 export -f checkpatch
-export QPNIC_TOP src
+export QPNIC_TOP src tmp
 # shellcheck disable=SC2086
-printf '%s\n' $files | xargs -P "$(nproc)" -I{} bash -c 'checkpatch "$1" >"$2/cp.$(echo "$1" | tr / _)"' _ {} "$tmp"
+printf '%s\n' $files | xargs -P "$(nproc)" -n 1 bash -c 'checkpatch "$1"' _
 for f in $files; do
-	cat "$tmp/cp.$(echo "$f" | tr / _)" 2>/dev/null ||
+	cat "$tmp/${f//\//_}" 2>/dev/null ||
 		echo "@@RESULT FAIL checkpatch --strict $f (checkpatch gave no result)"
 done
 # The DKMS package builds and lintian has nothing to say.
