@@ -19,14 +19,18 @@ for k in $kernels; do
 	[ "$k" = 6.1 ] && flavours+=(test)
 	flavours+=("stock-$k")
 done
-# Build every guest first, then boot them: the two stock guests side by
-# side (each is mostly one busy vCPU, and waits), the pairs alone.
+# The debug guest first, the stock guests after it, the pairs alone; the
+# two DKMS guests in the background from the start (see below).
 declare -A kimage initrd
+prepare() {
+	local prep
+	mapfile -t prep < <("$QPNIC_TOP/scripts/prepare.sh" "$1") ||
+		die "preparing the $1 guest failed"
+	[ ${#prep[@]} = 3 ] || die "preparing the $1 guest failed"
+	kimage[$1]=${prep[0]} initrd[$1]=${prep[1]}
+}
 for flavour in "${flavours[@]}"; do
-	mapfile -t prep < <("$QPNIC_TOP/scripts/prepare.sh" "$flavour") ||
-		die "preparing the $flavour guest failed"
-	[ ${#prep[@]} = 3 ] || die "preparing the $flavour guest failed"
-	kimage[$flavour]=${prep[0]} initrd[$flavour]=${prep[1]}
+	[ "$flavour" = test ] && prepare test
 done
 # (6.1's names stay what they were before there were two series)
 guest_name() { if [ "$1" = stock-6.1 ]; then echo stock; else echo "$1"; fi; }
@@ -41,11 +45,34 @@ run_guest() {
 	"$QPNIC_TOP/scripts/run-vm.sh" --quiet --timeout 1800 --log "$(guest_log "$1")" \
 		"${kimage[$1]}" "${initrd[$1]}" check "${args[@]}"
 }
-# The static checks run beside the debug guest, whose start (boot, KUnit)
-# keeps one CPU busy; the .deb they build is installed at the end.
+# The package, then a guest per series that installs it with apt-get and
+# lets DKMS build it (scripts/dkms-guest.sh). They are mostly compiler
+# time that no other guest waits for: one vCPU each at the lowest host
+# priority, so they use only the CPU the guests in front leave idle (the
+# debug guest and the pairs keep one of the two mostly idle), and never
+# take it from a guest whose vCPUs wait on each other.
+{
+	if out=$("$QPNIC_TOP/scripts/build-deb.sh" 2>&1); then
+		echo "@@RESULT PASS make deb: $(basename "$(echo "$out" | tail -n 1)") lintian clean"
+	else
+		echo "@@RESULT FAIL make deb: qpnic-dkms builds lintian clean $(echo "$out" | tail -n 5 | tr '\n' ' ')"
+	fi
+	echo "@@QPNIC-EXIT 0"
+} >"$QPNIC_BUILD/check-deb.log"
+logs+=("deb=$QPNIC_BUILD/check-deb.log")
+deb=$(ls "$QPNIC_BUILD"/deb/qpnic-dkms_*_all.deb 2>/dev/null | head -n 1)
+dkms_pids=()
+for series in $kernels; do
+	rm -f "$QPNIC_BUILD/dkms-$series.log"
+	"$QPNIC_TOP/scripts/dkms-guest.sh" --smp 1 --background "$series" "$deb" &
+	dkms_pids+=($!)
+	logs+=("dkms-$series=$QPNIC_BUILD/dkms-$series.log")
+done
+# The static checks build the stock kernels' modules (which the stock
+# guests' preparation then finds built), also at the lowest priority.
 (
-	say "static checks: sparse, W=1, checkpatch --strict (beside the debug guest)"
-	"$QPNIC_TOP/scripts/lint.sh" >"$QPNIC_BUILD/check-lint.log" 2>&1
+	say "static checks: sparse, W=1, checkpatch --strict (in the background)"
+	nice -n 19 "$QPNIC_TOP/scripts/lint.sh" >"$QPNIC_BUILD/check-lint.log" 2>&1
 ) &
 lint=$!
 logs+=("lint=$QPNIC_BUILD/check-lint.log")
@@ -56,6 +83,10 @@ if [ -n "${kimage[test]:-}" ]; then
 	"$QPNIC_TOP/scripts/run-pair.sh" --name smb "${kimage[test]}" "${initrd[test]}" smbpeer smbpeer
 	logs+=("smb-a=$QPNIC_BUILD/smb-a.log" "smb-b=$QPNIC_BUILD/smb-b.log")
 fi
+wait $lint
+for flavour in "${flavours[@]}"; do
+	[ "$flavour" = test ] || prepare "$flavour"
+done
 pids=()
 for flavour in "${flavours[@]}"; do
 	[ "$flavour" = test ] && continue
@@ -81,19 +112,7 @@ if [ -n "${kimage[stock-6.1]:-}" ]; then
 	"$QPNIC_TOP/scripts/run-pair.sh" "${pair_b[@]}" "${kimage[stock-6.1]}" "${initrd[stock-6.1]}" peer peer
 	logs+=("pair-a-6.1=$QPNIC_BUILD/pair-a.log" "pair-b-$b_series=$QPNIC_BUILD/pair-b.log")
 fi
-wait $lint
-# The .deb installed and built by DKMS in a guest per series
-# (scripts/dkms-guest.sh), the guests side by side with one vCPU each: a
-# guest's make -j2 beside another guest's busy vCPUs would leave vCPUs
-# spinning on locks whose holders the host descheduled.
-deb=$(ls "$QPNIC_BUILD"/deb/qpnic-dkms_*_all.deb 2>/dev/null | head -n 1)
-pids=()
-for series in $kernels; do
-	rm -f "$QPNIC_BUILD/dkms-$series.log"
-	"$QPNIC_TOP/scripts/dkms-guest.sh" --smp 1 "$series" "$deb" &
-	pids+=($!)
-	logs+=("dkms-$series=$QPNIC_BUILD/dkms-$series.log")
-done
-wait "${pids[@]}"
+say "waiting for the DKMS guests"
+wait "${dkms_pids[@]}"
 say "make check took $((SECONDS - start)) s"
 "$QPNIC_TOP/scripts/parse-results.py" "${logs[@]}"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# usage: dkms-guest.sh [--smp N] SERIES DEB
+# usage: dkms-guest.sh [--smp N] [--background] SERIES DEB
 # One guest of the series' stock kernel and Debian release (12 for 6.1,
 # 13 for 6.12) with dkms, the compiler and the kernel's headers
 # (build-dkms-rootfs.sh) and no qpnic module, where scripts/guest/dkms.sh
@@ -9,12 +9,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-smp=2
-if [ "${1:-}" = --smp ]; then
-	smp=$2
-	shift 2
-fi
-series=${1:?usage: dkms-guest.sh [--smp N] SERIES DEB} deb=${2:?usage: dkms-guest.sh [--smp N] SERIES DEB}
+# --background: run-vm.sh's (the lowest host priority, no lockup detectors)
+smp=2 vmargs=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--smp) smp=$2; shift 2 ;;
+	--background) vmargs+=(--background --timeout 3600); shift ;;
+	*) break ;;
+	esac
+done
+usage="usage: dkms-guest.sh [--smp N] [--background] SERIES DEB"
+series=${1:?$usage} deb=${2:?$usage}
 [ -f "$deb" ] || die "no package at $deb (make deb)"
 suite=$(series_suite "$series")
 sdir=$("$QPNIC_TOP/scripts/stock-kernel.sh" "$series")
@@ -25,5 +30,5 @@ initrd=$QPNIC_BUILD/initrd-dkms-$series.cpio
 	"$suite" "$initrd" "$moddir"
 # (no init_on_free: the compiler's every exit would zero its pages)
 exec "$QPNIC_TOP/scripts/run-vm.sh" --quiet --timeout 1800 --mem 4G --keep-freed-pages \
-	--smp "$smp" \
+	--smp "$smp" "${vmargs[@]}" \
 	--log "$QPNIC_BUILD/dkms-$series.log" "$sdir/vmlinuz" "$initrd" dkms

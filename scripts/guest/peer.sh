@@ -7,6 +7,9 @@
 # traffic and the kernel ULPs (NVMe-oF, RDS, NFS/RDMA, SRP, iSER) with
 # their data checked, qpnic against qpnic and against rdma_rxe in both
 # directions, then the NVMe-oF and NFS targets with ib_core's force_mr=1.
+# (4 MiB per go across the link, still in 1 MiB I/Os of 256-page MRs:
+# every ULP crosses it in three pairings, NVMe-oF and NFS twice more)
+ULP_MIB=${ULP_MIB:-4}
 . /opt/qpnic/guest/lib.sh
 . /opt/qpnic/guest/pair.sh "$1"
 . /opt/qpnic/guest/nvme.sh
