@@ -61,7 +61,14 @@ run_guest() {
 } >"$QPNIC_BUILD/check-deb.log"
 logs+=("deb=$QPNIC_BUILD/check-deb.log")
 deb=$(ls "$QPNIC_BUILD"/deb/qpnic-dkms_*_all.deb 2>/dev/null | head -n 1)
-dkms_pids=()
+dkms_pids=() lint=""
+# (if a guest in front fails, make check must not leave these running)
+kill_tree() {
+	local child
+	for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+	kill "$1" 2>/dev/null
+}
+trap 'for p in "${dkms_pids[@]}" $lint; do kill_tree "$p"; done' EXIT
 for series in $kernels; do
 	rm -f "$QPNIC_BUILD/dkms-$series.log"
 	"$QPNIC_TOP/scripts/dkms-guest.sh" --smp 1 --background "$series" "$deb" &
@@ -84,6 +91,7 @@ if [ -n "${kimage[test]:-}" ]; then
 	logs+=("smb-a=$QPNIC_BUILD/smb-a.log" "smb-b=$QPNIC_BUILD/smb-b.log")
 fi
 wait $lint
+lint=""
 for flavour in "${flavours[@]}"; do
 	[ "$flavour" = test ] || prepare "$flavour"
 done
@@ -114,5 +122,6 @@ if [ -n "${kimage[stock-6.1]:-}" ]; then
 fi
 say "waiting for the DKMS guests"
 wait "${dkms_pids[@]}"
+dkms_pids=()
 say "make check took $((SECONDS - start)) s"
 "$QPNIC_TOP/scripts/parse-results.py" "${logs[@]}"
