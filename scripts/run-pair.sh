@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--smp N]
-#                    [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B
+#                    [--keep-freed-pages] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B
 # Boot two guests joined by a QEMU socket netdev on 127.0.0.1:PORT (each
 # sees the link as eth0): A listens, B connects. A runs SCRIPT_A with
 # argument "a", B runs SCRIPT_B with "b". Both boot KERNEL and INITRD,
@@ -11,26 +11,27 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=900 port=$((20000 + RANDOM % 20000)) name=pair kernel_b="" initrd_b="" smp=2
+timeout=900 port=$((20000 + RANDOM % 20000)) name=pair kernel_b="" initrd_b="" smp=2 vm_opts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--timeout) timeout=$2; shift 2 ;;
 	--port) port=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
+	--keep-freed-pages) vm_opts+=("$1"); shift ;;
 	--b) kernel_b=$2 initrd_b=$3; shift 3 ;;
 	*) break ;;
 	esac
 done
-[ $# = 4 ] || die "usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--smp N] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B"
+[ $# = 4 ] || die "usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--smp N] [--keep-freed-pages] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B"
 kernel=$1 initrd=$2
 kernel_b=${kernel_b:-$kernel} initrd_b=${initrd_b:-$initrd}
 run=$QPNIC_TOP/scripts/run-vm.sh
-"$run" --quiet --timeout "$timeout" --smp "$smp" --mem 2G --nic "listen:$port" \
+"$run" --quiet --timeout "$timeout" --smp "$smp" "${vm_opts[@]}" --mem 2G --nic "listen:$port" \
 	--log "$QPNIC_BUILD/$name-a.log" "$kernel" "$initrd" "$3" a &
 pid_a=$!
 sleep 2	# let A's QEMU listen before B connects
-"$run" --quiet --timeout "$timeout" --smp "$smp" --mem 2G --nic "connect:$port" \
+"$run" --quiet --timeout "$timeout" --smp "$smp" "${vm_opts[@]}" --mem 2G --nic "connect:$port" \
 	--log "$QPNIC_BUILD/$name-b.log" "$kernel_b" "$initrd_b" "$4" b
 rc_b=$?
 wait $pid_a
