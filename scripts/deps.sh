@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves patch
 	linux-source-6.1 sparse
-	qemu-system-x86 cpio kmod zstd xz-utils debootstrap python3
+	qemu-system-x86 cpio kmod zstd xz-utils debootstrap python3 iproute2
 	libibverbs-dev librdmacm-dev ibverbs-providers rdma-core
 	dpkg-dev debhelper dh-dkms dkms lintian
 )

@@ -30,7 +30,14 @@ run=$QPNIC_TOP/scripts/run-vm.sh
 "$run" --quiet --timeout "$timeout" --smp "$smp" "${vm_opts[@]}" --mem 2G --nic "listen:$port" \
 	--log "$QPNIC_BUILD/$name-a.log" "$kernel" "$initrd" "$3" a &
 pid_a=$!
-sleep 2	# let A's QEMU listen before B connects
+# B's QEMU connects once, at its start: wait until A's listens (on a busy
+# host that took more than the 2 s once waited here, and B came up
+# with a dead link). A probe connection would be the one A takes.
+for _ in $(seq 300); do
+	ss -Hltn "sport = :$port" | grep -q . && break
+	kill -0 $pid_a 2>/dev/null || break
+	sleep 0.1
+done
 "$run" --quiet --timeout "$timeout" --smp "$smp" "${vm_opts[@]}" --mem 2G --nic "connect:$port" \
 	--log "$QPNIC_BUILD/$name-b.log" "$kernel_b" "$initrd_b" "$4" b
 rc_b=$?
