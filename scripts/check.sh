@@ -50,7 +50,7 @@ run_guest() {
 # lets DKMS build it (scripts/dkms-guest.sh). They are mostly compiler
 # time that no other guest waits for: one vCPU each at the lowest host
 # priority, so they use only the CPU the guests in front leave idle (the
-# debug guest and the pairs keep one of the two mostly idle), and never
+# debug guest keeps one of the two mostly idle), and never
 # take it from a guest whose vCPUs wait on each other.
 {
 	if out=$("$QPNIC_TOP/scripts/build-deb.sh" 2>&1); then

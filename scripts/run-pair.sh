@@ -11,13 +11,13 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-timeout=900 port=$((20000 + RANDOM % 20000)) name=pair kernel_b="" initrd_b="" smp=2 vm_opts=()
+timeout=900 port=$((20000 + RANDOM % 20000)) name=pair kernel_b="" initrd_b="" vm_opts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--timeout) timeout=$2; shift 2 ;;
 	--port) port=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
-	--smp) smp=$2; shift 2 ;;
+	--smp) vm_opts+=("$1" "$2"); shift 2 ;;
 	--keep-freed-pages) vm_opts+=("$1"); shift ;;
 	--b) kernel_b=$2 initrd_b=$3; shift 3 ;;
 	*) break ;;
@@ -27,7 +27,7 @@ done
 kernel=$1 initrd=$2
 kernel_b=${kernel_b:-$kernel} initrd_b=${initrd_b:-$initrd}
 run=$QPNIC_TOP/scripts/run-vm.sh
-"$run" --quiet --timeout "$timeout" --smp "$smp" "${vm_opts[@]}" --mem 2G --nic "listen:$port" \
+"$run" --quiet --timeout "$timeout" "${vm_opts[@]}" --mem 2G --nic "listen:$port" \
 	--log "$QPNIC_BUILD/$name-a.log" "$kernel" "$initrd" "$3" a &
 pid_a=$!
 # B's QEMU connects once, at its start: wait until A's listens (on a busy
@@ -38,7 +38,7 @@ for _ in $(seq 300); do
 	kill -0 $pid_a 2>/dev/null || break
 	sleep 0.1
 done
-"$run" --quiet --timeout "$timeout" --smp "$smp" "${vm_opts[@]}" --mem 2G --nic "connect:$port" \
+"$run" --quiet --timeout "$timeout" "${vm_opts[@]}" --mem 2G --nic "connect:$port" \
 	--log "$QPNIC_BUILD/$name-b.log" "$kernel_b" "$initrd_b" "$4" b
 rc_b=$?
 wait $pid_a

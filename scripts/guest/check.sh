@@ -244,11 +244,11 @@ rmmod rdma_rxe
 # stock kernel runs every ULP it has (SRP and iSER there only), both
 # ways, except where its series' debug kernel ran NVMe-oF and NFS
 # ("debugged": 6.1, whose two-guest run also has them, force_mr included).
+ulp_args=()	# (every ULP, both ways)
 if [ "${want_kunit:-0}" = 1 ]; then
-	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh --force-mr nvme nvme nfs smb
+	ulp_args=(--force-mr nvme nvme nfs smb)
 elif [ "${want_debugged:-0}" = 1 ]; then
-	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh srp iser smb
-else
-	ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh
+	ulp_args=(srp iser smb)
 fi
+ULP_MIB=4 bash /opt/qpnic/guest/ulp.sh "${ulp_args[@]}"
 exit 0
