@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--smp N]
-#                    [--keep-freed-pages] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B
+#                    [--keep-freed-pages] [--no-kmemleak] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B
 # Boot two guests joined by a QEMU socket netdev on 127.0.0.1:PORT (each
 # sees the link as eth0): A listens, B connects. A runs SCRIPT_A with
 # argument "a", B runs SCRIPT_B with "b". Both boot KERNEL and INITRD,
@@ -18,12 +18,12 @@ while [ $# -gt 0 ]; do
 	--port) port=$2; shift 2 ;;
 	--name) name=$2; shift 2 ;;
 	--smp) vm_opts+=("$1" "$2"); shift 2 ;;
-	--keep-freed-pages) vm_opts+=("$1"); shift ;;
+	--keep-freed-pages | --no-kmemleak) vm_opts+=("$1"); shift ;;
 	--b) kernel_b=$2 initrd_b=$3; shift 3 ;;
 	*) break ;;
 	esac
 done
-[ $# = 4 ] || die "usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--smp N] [--keep-freed-pages] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B"
+[ $# = 4 ] || die "usage: run-pair.sh [--timeout SEC] [--port PORT] [--name NAME] [--smp N] [--keep-freed-pages] [--no-kmemleak] [--b KERNEL_B INITRD_B] KERNEL INITRD SCRIPT_A SCRIPT_B"
 kernel=$1 initrd=$2
 kernel_b=${kernel_b:-$kernel} initrd_b=${initrd_b:-$initrd}
 run=$QPNIC_TOP/scripts/run-vm.sh
