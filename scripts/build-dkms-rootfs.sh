@@ -3,8 +3,8 @@
 # usage: build-dkms-rootfs.sh SERIES   (6.1 or 6.12)
 # The userspace of a guest that installs qpnic-dkms the way a user does:
 # the series' guest rootfs (build-rootfs.sh: Debian 12 for 6.1, 13 for
-# 6.12) plus dkms, make, the compiler and the headers of the series'
-# stock kernel, installed with apt in a chroot. 6.12's headers come from
+# 6.12) plus dkms, make, the compiler (and ccache) and the headers of the
+# series' stock kernel, installed with apt in a chroot. 6.12's headers come from
 # Debian 12's security archive (the kernel is Debian 12's) and depend on
 # their kernel image: it is installed too, so that apt sees a consistent
 # system, and then its modules and /boot are deleted (the guest boots that
@@ -37,7 +37,7 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 } >"$root/etc/apt/sources.list"
 cp "$keyring" "$root$keyring"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-pkgs=(dkms make gcc-12 "linux-headers-$kver")
+pkgs=(dkms make gcc-12 ccache "linux-headers-$kver")
 image=linux-image-$kver
 apt-cache show "linux-headers-$kver" | grep -q "^Depends:.*$image" && pkgs+=("$image")
 in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }

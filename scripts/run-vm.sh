@@ -16,6 +16,8 @@
 #   --no-kmemleak     boot with kmemleak=off (a debug-kernel guest whose
 #                     leaks another guest already checks: tracking every
 #                     allocation and the two closing scans cost it ~40 s)
+#   --share DIR       export the host folder DIR to the guest over 9p
+#                     (virtio), tag "share" (a cache that outlives the guest)
 #   --background      run at the lowest host priority (nice 19), on what
 #                     CPU time the other guests leave idle; the guest is
 #                     starved at times, so its lockup and RCU stall
@@ -24,6 +26,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 log="" timeout=1200 mem=3G nic="" quiet=0 init_on_free=1 smp=2 background=0 kmemleak=""
+share=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--log) log=$2; shift 2 ;;
@@ -35,6 +38,9 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--background) background=1; shift ;;
 	--no-kmemleak) kmemleak=" kmemleak=off"; shift ;;
+	--share) [ -d "$2" ] || die "--share: no folder $2"
+		share=(-virtfs "local,path=$2,mount_tag=share,security_model=none,multidevs=remap")
+		shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -81,7 +87,7 @@ if [ "$quiet" = 1 ]; then sink=/dev/null; else sink=/dev/stderr; fi
 timeout --foreground -k 10 "$timeout" \
 	"${prio[@]}" qemu-system-x86_64 -accel tcg -cpu max,la57=off,erms=off,fsrm=off -smp "$smp" -m "$mem" -nographic \
 	-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-	"${netargs[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" >"$sink"
+	"${netargs[@]}" "${share[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" >"$sink"
 qrc=${PIPESTATUS[0]}
 elapsed=$((SECONDS - start))
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then

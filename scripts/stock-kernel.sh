@@ -27,6 +27,7 @@ mods=(ib_core ib_uverbs rdma_ucm rdma_cm ib_umad rdma_rxe veth virtio_net virtio
       sch_netem 8021q udp_tunnel ip6_udp_tunnel crc32_generic crc32_pclmul
       nvme-rdma nvmet-rdma rpcrdma nfsd nfsv4 ib_srp ib_srpt target_core_file sd_mod
       ib_iser ib_isert iscsi_target_mod ext4 rds_rdma
+      9p 9pnet_virtio	# (run-vm.sh --share: the DKMS guests' compiler cache)
       libcrc32c)	# (what make bench's out-of-tree siw needs)
 for m in "${mods[@]}"; do
 	modprobe -d full -S "$kver" --show-depends "$m" ||
