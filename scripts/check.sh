@@ -11,8 +11,19 @@ start=$SECONDS
 need_free_mb "$QPNIC_BUILD" 2000
 logs=()
 "$QPNIC_TOP/scripts/deps.sh" || die "installing dependencies failed"
-"$QPNIC_TOP/scripts/build-test-kernel.sh" >/dev/null || die "building the test kernel failed"
 kernels=${KERNELS:-$QPNIC_SERIES}
+# On a fresh machine the guests' userspace (debootstrap, apt in a chroot,
+# the stock kernels: mostly waiting on the archive and the disk) is built
+# while the test kernel compiles; when cached, these return at once.
+(
+	for k in $kernels; do
+		"$QPNIC_TOP/scripts/stock-kernel.sh" "$k" &&
+			"$QPNIC_TOP/scripts/build-dkms-rootfs.sh" "$k" || exit 1
+	done >/dev/null
+) &
+userspace=$!
+"$QPNIC_TOP/scripts/build-test-kernel.sh" >/dev/null || die "building the test kernel failed"
+wait $userspace || die "building the guests' userspace failed"
 flavours=()
 for k in $kernels; do
 	series_suite "$k" >/dev/null
