@@ -30,9 +30,9 @@ for k in $kernels; do
 	[ "$k" = 6.1 ] && flavours+=(test)
 	flavours+=("stock-$k")
 done
-# The debug guest first, the stock guests after it, then the two pairs of
-# guests side by side; the two DKMS guests in the background from the
-# start (see below).
+# The debug guest first; then the stock guests and the wire pair side by
+# side, and the SMB Direct pair once the stock guests are done; the two
+# DKMS guests in the background from the start (see below).
 declare -A kimage initrd
 prepare() {
 	local prep
@@ -110,6 +110,26 @@ for flavour in "${flavours[@]}"; do
 	run_guest "$flavour" &
 	pids+=($!)
 done
+# Beside the stock guests, two stock guests joined by a QEMU socket
+# netdev: A on 6.1, B on 6.12 when that series runs, so the wire carries
+# qpnic on each series against rdma_rxe of the other (and qpnic against
+# qpnic). One vCPU per guest: a pair keeps about one host CPU busy, and
+# single-vCPU guests have no sibling vCPU to spin on while the host runs
+# another guest (the wire pair took 481-495 s with two vCPUs per guest,
+# 435 s with one). No init_on_free: no ring-lifetime canary runs across
+# guests, and zeroing every freed page makes each fork and exec a fifth
+# slower.
+port=$((20000 + RANDOM % 20000))
+if [ -n "${kimage[stock-6.1]:-}" ]; then
+	pair_b=() b_series=6.1
+	if [ -n "${kimage[stock-6.12]:-}" ]; then
+		pair_b=(--b "${kimage[stock-6.12]}" "${initrd[stock-6.12]}") b_series=6.12
+	fi
+	"$QPNIC_TOP/scripts/run-pair.sh" --smp 1 --keep-freed-pages --port $port "${pair_b[@]}" \
+		"${kimage[stock-6.1]}" "${initrd[stock-6.1]}" peer peer &
+	pairs=($!)
+	logs+=("pair-a-6.1=$QPNIC_BUILD/pair-a.log" "pair-b-$b_series=$QPNIC_BUILD/pair-b.log")
+fi
 wait "${pids[@]}"
 for flavour in "${flavours[@]}"; do
 	[ "$flavour" = test ] && continue
@@ -121,38 +141,21 @@ if [ -n "${kimage[stock-6.1]:-}" ]; then
 		>"$QPNIC_BUILD/pyverbs-compare.txt"
 	head -n 3 "$QPNIC_BUILD/pyverbs-compare.txt"
 	say "pyverbs qpnic/rdma_rxe comparison: $QPNIC_BUILD/pyverbs-compare.txt"
-	# Two stock guests joined by a QEMU socket netdev: A on 6.1, B on
-	# 6.12 when that series runs, so the wire carries qpnic on each
-	# series against rdma_rxe of the other (and qpnic against qpnic).
-	pair_b=() b_series=6.1
-	if [ -n "${kimage[stock-6.12]:-}" ]; then
-		pair_b=(--b "${kimage[stock-6.12]}" "${initrd[stock-6.12]}") b_series=6.12
-	fi
-	# Beside it, SMB Direct across two debug-kernel guests (the stock
-	# kernels have none). One vCPU per guest: each pair keeps about one
-	# host CPU busy, and four single-vCPU guests share the two without
-	# a guest's vCPU spinning on a lock its descheduled sibling holds
-	# (the wire pair took 481-495 s with two vCPUs per guest, 435 s with one).
-	# No init_on_free: no ring-lifetime canary runs across guests, and
-	# zeroing every freed page makes each fork and exec a fifth slower.
-	# The SMB pair runs without kmemleak: the debug guest checks SMB
-	# Direct over qpnic for leaks, and the two closing scans alone took
-	# each guest of the pair ~35 s.
-	port=$((20000 + RANDOM % 20000))
-	"$QPNIC_TOP/scripts/run-pair.sh" --smp 1 --keep-freed-pages --port $port "${pair_b[@]}" \
-		"${kimage[stock-6.1]}" "${initrd[stock-6.1]}" peer peer &
-	pairs=($!)
-	logs+=("pair-a-6.1=$QPNIC_BUILD/pair-a.log" "pair-b-$b_series=$QPNIC_BUILD/pair-b.log")
-	if [ -n "${kimage[test]:-}" ]; then
-		"$QPNIC_TOP/scripts/run-pair.sh" --smp 1 --keep-freed-pages --no-kmemleak \
-			--port $((port + 1)) --name smb \
-			"${kimage[test]}" "${initrd[test]}" smbpeer smbpeer &
-		pairs+=($!)
-		logs+=("smb-a=$QPNIC_BUILD/smb-a.log" "smb-b=$QPNIC_BUILD/smb-b.log")
-	fi
-	wait "${pairs[@]}"
-	pairs=()
 fi
+# Once the stock guests are done, beside the wire pair's second half: SMB
+# Direct across two debug-kernel guests (the stock kernels have none),
+# also one vCPU each. Without kmemleak: the debug guest checks SMB Direct
+# over qpnic for leaks, and the two closing scans alone took each guest
+# of the pair ~35 s.
+if [ -n "${kimage[test]:-}" ]; then
+	"$QPNIC_TOP/scripts/run-pair.sh" --smp 1 --keep-freed-pages --no-kmemleak \
+		--port $((port + 1)) --name smb \
+		"${kimage[test]}" "${initrd[test]}" smbpeer smbpeer &
+	pairs+=($!)
+	logs+=("smb-a=$QPNIC_BUILD/smb-a.log" "smb-b=$QPNIC_BUILD/smb-b.log")
+fi
+[ ${#pairs[@]} = 0 ] || wait "${pairs[@]}"
+pairs=()
 say "waiting for the DKMS guests"
 wait "${dkms_pids[@]}"
 dkms_pids=()
