@@ -58,11 +58,11 @@ run_guest() {
 		"${kimage[$1]}" "${initrd[$1]}" check "${args[@]}"
 }
 # The package, then a guest per series that installs it with apt-get and
-# lets DKMS build it (scripts/dkms-guest.sh). They are mostly compiler
-# time that no other guest waits for: one vCPU each at the lowest host
+# lets DKMS build it (scripts/dkms-guest.sh, its compiles mostly from a
+# cache). No other guest waits for them: one vCPU each at the lowest host
 # priority, so they use only the CPU the guests in front leave idle (the
-# debug guest keeps one of the two mostly idle), and never
-# take it from a guest whose vCPUs wait on each other.
+# debug guest keeps one of the two mostly idle), and never take it from a
+# guest whose vCPUs wait on each other.
 {
 	if out=$("$QPNIC_TOP/scripts/build-deb.sh" 2>&1); then
 		echo "@@RESULT PASS make deb: $(basename "$(echo "$out" | tail -n 1)") lintian clean"

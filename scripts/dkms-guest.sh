@@ -9,7 +9,7 @@
 # The guest's compiler goes through ccache, its cache kept on the host in
 # $QPNIC_CACHE/ccache/SERIES (QPNIC_DKMS_CCACHE=0: none): DKMS runs make
 # as on a user's machine, but a file it compiled before, with the same
-# preprocessed source, flags and compiler, comes from the cache (under TCG
+# source, headers, flags and compiler, comes from the cache (under TCG
 # the compile is most of the guest's time: ~400 CPU-seconds per series).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# usage: dkms.sh [ccache] -- qpnic installed the way the README tells a user to: the
-# qpnic-dkms package (in /opt/qpnic/deb) with apt-get, built by DKMS for
-# the running kernel, loaded by modprobe and by `rdma link add` through its
-# alias, a pingpong with data checked through librxe, then purged. The
-# guest (scripts/dkms-check.sh) has no qpnic module of its own.
+# usage: dkms.sh [ccache] -- qpnic installed the way the README tells a
+# user to: the qpnic-dkms package (in /opt/qpnic/deb) with apt-get, built
+# by DKMS for the running kernel, loaded by modprobe and by `rdma link add`
+# through its alias, a pingpong with data checked through librxe, then
+# purged. The guest (scripts/dkms-check.sh) has no qpnic module of its own.
 # ccache: the compiler goes through ccache (Debian's headers' own switch),
 # its cache the host folder shared as 9p tag "share" (dkms-guest.sh).
 . /opt/qpnic/guest/lib.sh
