@@ -5,7 +5,7 @@
 KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.0-*-amd64)))
 BUILD ?= build/modules
 
-.PHONY: all modules check demo bench soak deps clean deb dkms-check
+.PHONY: all modules check demo bench profile soak deps clean deb dkms-check
 
 all: modules
 
@@ -39,6 +39,10 @@ clean:
 # ROUNDS: data path rounds (3)
 bench:
 	scripts/bench.sh $(ROUNDS)
+
+# where the CPU goes in qpnic's and rdma_rxe's data path (perf in the guest)
+profile:
+	scripts/profile.sh $(DRIVERS)
 
 # SOAK_KERNEL=test|stock, SOAK_SECONDS (see scripts/soak.sh)
 soak:
