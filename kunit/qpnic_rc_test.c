@@ -840,6 +840,76 @@ static void qpnic_rc_inline_delivery(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/* Post @n one-packet SENDs from @src inside an inline section. */
+static bool rc_burst(struct kunit *test, struct ib_qp *qp, u8 *src, int n,
+		     u64 wr_id)
+{
+	bool outer;
+	int i, err = 0;
+
+	local_bh_disable();
+	outer = qpnic_kunit_inline_begin(rc.ibdev);
+	for (i = 0; i < n; i++)
+		err |= rc_post(qp, IB_WR_SEND, src + 64 * i, 64, NULL, 0, wr_id + i);
+	if (outer)
+		qpnic_kunit_inline_end(rc.ibdev);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(test, err, 0);
+	return outer;
+}
+
+/*
+ * A burst of requests delivered in one pass draws one ACK, for the newest
+ * PSN: eight one-packet SENDs cost nine packets, not sixteen, and all
+ * eight complete. A held ACK leaves before an RNR NAK that follows it in
+ * the same pass: the SENDs before the NAKed one complete at once, and no
+ * ACK arrives stale.
+ */
+static void qpnic_rc_acks_coalesced(struct kunit *test)
+{
+	/* (an ACK timeout of 1 s: no retransmission meanwhile) */
+	struct rc_opts o = { .type = IB_QPT_RC, .rnr_retry = 7, .retry_cnt = 7,
+			     .timeout = 18 };
+	u8 *src = kunit_kzalloc(test, 512, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 512, GFP_KERNEL);
+	u64 lo0, stale0;
+	struct rc_pair p;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_fill(src, 512, 3);
+	rc_pair_init(test, &p, &o);
+	for (i = 0; i < 8; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, 100 + i), 0);
+	lo0 = qpnic_test_counter(test, rc.ibdev, "loopback_packets");
+	stale0 = qpnic_test_counter(test, rc.ibdev, "rx_drop_stale_response");
+	KUNIT_ASSERT_TRUE(test, rc_burst(test, p.a, src, 8, 0));
+	for (i = 0; i < 8; i++) {
+		qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100 + i, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, i, &wc);
+	}
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 512), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "loopback_packets") - lo0, 9);
+
+	/* three SENDs, two receives: ACK, then RNR NAK for the third */
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, 200 + i), 0);
+	KUNIT_ASSERT_TRUE(test, rc_burst(test, p.a, src, 3, 10));
+	for (i = 0; i < 2; i++) {
+		qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 200 + i, &wc);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 10 + i, &wc);
+	}
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 128, 64, 202), 0);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 202, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 12, &wc);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "rx_drop_stale_response"),
+			stale0);
+	rc_pair_destroy(&p);
+}
+
 static atomic_t rc_lost_last;
 
 /* Lose the first READ RESPONSE LAST that comes by. */
@@ -1006,6 +1076,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_answers_behind_read_in_order),
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	KUNIT_CASE(qpnic_rc_inline_delivery),
+	KUNIT_CASE(qpnic_rc_acks_coalesced),
 	{}
 };
 

@@ -305,11 +305,14 @@ static void qpnic_loopback_deliver(struct qpnic_dev *qdev, int budget)
 	struct sk_buff *skb;
 
 	while (!test_and_set_bit_lock(0, &qdev->loopback_busy)) {
+		qpnic_resp_ack_batch_begin();
 		while (budget && (skb = skb_dequeue(&qdev->loopback_q))) {
 			budget--;
 			qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
 			qpnic_rcv_dev(qdev, skb);
 		}
+		/* (the ACKs it sends are queued: the next go takes them) */
+		qpnic_resp_ack_batch_end();
 		clear_bit_unlock(0, &qdev->loopback_busy);
 		/* against a sender that queued and found the bit taken */
 		smp_mb__after_atomic();

@@ -514,6 +514,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->resp.in_write = false;
 		qp->resp.nak_sent = false;
 		qp->resp.ack_deferred = false;
+		qp->resp.ack_held = false;
 		qp->resp.wqe_valid = false;
 		qp->resp.next_res = 0;
 		if (qp->resp.res)

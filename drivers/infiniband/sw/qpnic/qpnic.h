@@ -403,6 +403,14 @@ struct qpnic_qp {
 		bool ack_deferred;
 		u32 deferred_psn;
 		u32 deferred_msn;
+		/*
+		 * A plain ACK held back while a loopback delivery pass
+		 * runs: the pass's end sends one ACK for the newest PSN
+		 * instead of one per request (qpnic_resp_ack_batch_end).
+		 */
+		bool ack_held;
+		u32 held_psn;
+		u32 held_msn;
 		u32 psn;		/* expected PSN */
 		u32 msn;		/* messages completed */
 		u32 offset;		/* bytes of the message placed */
@@ -619,6 +627,8 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_read_work(struct work_struct *work);
+void qpnic_resp_ack_batch_begin(void);
+void qpnic_resp_ack_batch_end(void);
 void qpnic_resp_flush_locked(struct qpnic_qp *qp, bool *notify);
 void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 		   const struct qpnic_pkt *pkt);

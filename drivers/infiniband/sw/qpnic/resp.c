@@ -1054,12 +1054,101 @@ static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out
 	out->read_work = true;	/* (it runs until nothing is due) */
 }
 
+/*
+ * ACK coalescing on loopback. A deliverer takes up to
+ * QPNIC_LOOPBACK_BUDGET packets in a pass, often a burst of requests of
+ * one QP; an ACK acknowledges every PSN up to its own, so the pass sends
+ * one ACK per QP at its end instead of one per request. Only plain ACKs
+ * are held (NAKs, atomic answers and READ responses go at once), and a
+ * QP's held ACK goes out before anything else its responder sends, so the
+ * requester sees its answers in PSN order as without the batch. The
+ * batch is per CPU: a deliverer runs with BH off and never nests.
+ */
+#define QPNIC_ACK_BATCH	16
+
+struct qpnic_ack_batch {
+	bool active;
+	unsigned int n;
+	struct qpnic_qp *qp[QPNIC_ACK_BATCH];	/* each holds a reference */
+};
+
+static DEFINE_PER_CPU(struct qpnic_ack_batch, qpnic_ack_batch);
+
+void qpnic_resp_ack_batch_begin(void)
+{
+	this_cpu_ptr(&qpnic_ack_batch)->active = true;
+}
+
+/* The held ACKs of the pass, one per QP. BH off. */
+void qpnic_resp_ack_batch_end(void)
+{
+	struct qpnic_ack_batch *b = this_cpu_ptr(&qpnic_ack_batch);
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++) {
+		struct qpnic_qp *qp = b->qp[i];
+		struct qpnic_resp_out out = {};
+		unsigned long flags;
+
+		spin_lock_irqsave(&qp->resp_lock, flags);
+		if (qp->resp.ack_held && qpnic_resp_state_ok(qp->state) &&
+		    !qp->dying) {
+			out.av = qp->av;
+			out.syndrome = QPNIC_AETH_ACK_CREDITS;
+			out.psn = qp->resp.held_psn;
+			out.msn = qp->resp.held_msn;
+			out.ack = true;
+		}
+		qp->resp.ack_held = false;
+		spin_unlock_irqrestore(&qp->resp_lock, flags);
+		if (out.ack)
+			qpnic_resp_send_ack(qp, &out);
+		qpnic_qp_put(qp);
+	}
+	b->n = 0;
+	b->active = false;
+}
+
+/*
+ * Hold @out's plain ACK in the pass's batch, or send a held one ahead of
+ * what @out sends (into @held). Caller holds resp_lock.
+ */
+static void qpnic_resp_hold_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out,
+				struct qpnic_resp_out *held)
+{
+	struct qpnic_ack_batch *b = this_cpu_ptr(&qpnic_ack_batch);
+
+	if (out->ack && out->syndrome == QPNIC_AETH_ACK_CREDITS &&
+	    !out->atomic && b->active &&
+	    (qp->resp.ack_held || b->n < QPNIC_ACK_BATCH)) {
+		if (!qp->resp.ack_held) {
+			/* (the receive path's reference keeps it meanwhile) */
+			refcount_inc(&qp->ref);
+			b->qp[b->n++] = qp;
+		}
+		qp->resp.ack_held = true;
+		qp->resp.held_psn = out->psn;
+		qp->resp.held_msn = out->msn;
+		out->ack = false;
+		return;
+	}
+	if (qp->resp.ack_held &&
+	    (out->ack || out->empty_read_resp || out->read_work)) {
+		held->av = qp->av;
+		held->syndrome = QPNIC_AETH_ACK_CREDITS;
+		held->psn = qp->resp.held_psn;
+		held->msn = qp->resp.held_msn;
+		held->ack = true;
+		qp->resp.ack_held = false;
+	}
+}
+
 static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 				 const struct qpnic_pkt *pkt)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	struct qpnic_resp_out out = {};
+	struct qpnic_resp_out out = {}, held = {};
 	unsigned long flags;
 	bool done;
 	s32 ahead;
@@ -1131,11 +1220,14 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 	}
 unlock:
 	qpnic_resp_defer_ack(qp, &out);
+	qpnic_resp_hold_ack(qp, &out, &held);
 	spin_unlock_irqrestore(&qp->resp_lock, flags);
 	if (out.notify)
 		qpnic_cq_notify(to_qcq(qp->ibqp.recv_cq));
 	if (out.srq_limit)
 		qpnic_srq_limit_event(to_qsrq(qp->ibqp.srq));
+	if (held.ack)
+		qpnic_resp_send_ack(qp, &held);
 	if (out.ack)
 		qpnic_resp_send_ack(qp, &out);
 	if (out.empty_read_resp)
