@@ -91,11 +91,29 @@ perf_line() { # dev program args...
 	echo "$line"
 }
 
+# CPU time the guest spent busy (user, nice, system, irq, softirq), in
+# clock ticks of /proc/stat.
+busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+
 perf() { # driver dev metric column program args...
-	local drv=$1 dev=$2 metric=$3 col=$4 v
+	local drv=$1 dev=$2 metric=$3 col=$4 v t0 t1 line
 	shift 4
-	v=$(perf_line "$dev" "$@" | awk -v c="$col" '{print $c}')
+	t0=$(busy_ticks)
+	line=$(perf_line "$dev" "$@")
+	t1=$(busy_ticks)
+	v=$(echo "$line" | awk -v c="$col" '{print $c}')
 	bench "$metric" "$drv" "${v:-failed}"
+	# what the whole guest spent (both ends of the transfer, set-up
+	# included) per GB moved or per million messages; single-QP rows
+	case $metric in
+	*_q16_*) ;;
+	*_MBps*) echo "$line" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
+		-v m="cpu_s_per_gb_${metric%%_MBps*}${metric##*_MBps}" -v d="$drv" \
+		'$1 * $2 > 0 {printf "@@BENCH %s %s %.2f\n", m, d, t / hz / ($1 * $2 / 1e9)}' ;;
+	*_Mpps*) echo "$line" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
+		-v m="cpu_s_per_mmsg_${metric%%_Mpps*}${metric##*_Mpps}" -v d="$drv" \
+		'$2 > 0 {printf "@@BENCH %s %s %.2f\n", m, d, t / hz / ($2 / 1e6)}' ;;
+	esac
 }
 
 # perftest turns a latency's cycles into microseconds with a CPU clock it
