@@ -11,8 +11,9 @@
  * gets its UDP and IP headers and the ICRC, and leaves through
  * ip_local_out()/ip6_local_out(). A packet to a GID of the sending device
  * skips the IP stack (it would deliver it through lo, where no qpnic
- * device is) and reaches the receive path from a work item, so no
- * transport code ever runs nested inside another's locks.
+ * device is) and the ICRC, and reaches the receive path from the
+ * device's loopback queue, so no transport code ever runs nested inside
+ * another's locks.
  */
 #include <linux/ip.h>
 #include <linux/jhash.h>
@@ -252,10 +253,14 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	 * RSS sees it, and spares the stack dissecting the packet.
 	 */
 	skb_set_hash(skb, jhash_1word(sport, 0), PKT_HASH_TYPE_L4);
-	icrc = cpu_to_le32(qpnic_icrc(skb, iplen + sizeof(struct udphdr)));
-	memcpy(skb_tail_pointer(skb) - QPNIC_ICRC_LEN, &icrc, sizeof(icrc));
 	qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
 
+	/*
+	 * The ICRC guards the wire. A packet to this device never leaves
+	 * the host's memory, so it goes without one (its place stays zero)
+	 * and the receive path does not check it: two CRC passes over every
+	 * byte saved, as an RNIC's internal loopback saves them.
+	 */
 	if (av->loopback) {
 		qpnic_lo_hook_t hook = READ_ONCE(qpnic_kunit_lo_hook);
 		unsigned int copies = hook ? hook(skb) : 1;
@@ -277,6 +282,8 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 			queue_work(qpnic_wq, &qdev->loopback_work);
 		return;
 	}
+	icrc = cpu_to_le32(qpnic_icrc(skb, iplen + sizeof(struct udphdr)));
+	memcpy(skb_tail_pointer(skb) - QPNIC_ICRC_LEN, &icrc, sizeof(icrc));
 	skb->ip_summed = CHECKSUM_NONE;
 	if (av->network_type == RDMA_NETWORK_IPV4) {
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
@@ -309,7 +316,7 @@ static void qpnic_loopback_deliver(struct qpnic_dev *qdev, int budget)
 		while (budget && (skb = skb_dequeue(&qdev->loopback_q))) {
 			budget--;
 			qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
-			qpnic_rcv_dev(qdev, skb);
+			qpnic_rcv_dev(qdev, skb, true);
 		}
 		/* (the ACKs it sends are queued: the next go takes them) */
 		qpnic_resp_ack_batch_end();

@@ -588,7 +588,7 @@ void qpnic_loopback_inline_end(struct qpnic_dev *qdev);
 void qpnic_loopback_stop(struct qpnic_dev *qdev);
 
 /* recv.c */
-void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb);
+void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback);
 
 /* mem.c: data between MRs and packets */
 struct qpnic_copy {
