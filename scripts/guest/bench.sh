@@ -76,7 +76,7 @@ scale() { # driver dev max
 # With PERF_CM=1 the QPs connect through rdma_cm (-R), as iWARP's siw
 # must; otherwise to the RoCEv2 GID, exchanged over TCP.
 perf_line() { # dev program args...
-	local dev=$1 prog=$2 conn peer=127.0.0.1 line
+	local dev=$1 prog=$2 conn peer=127.0.0.1 line srv
 	shift 2
 	if [ "${PERF_CM:-0}" = 1 ]; then
 		conn=(-R) peer=10.0.0.1
@@ -84,10 +84,11 @@ perf_line() { # dev program args...
 		conn=(-x "$(gid_index "$dev" 10.0.0.1)")
 	fi
 	timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" >/tmp/perf-srv.log 2>&1 &
+	srv=$!
 	sleep 1
 	line=$(timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 |
 		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
-	wait
+	wait "$srv"
 	echo "$line"
 }
 
@@ -146,6 +147,23 @@ data_path() { # driver dev [metric suffix]
 	lat "$1" "$2" send_lat_64b_usec_typical$x ib_send_lat -s 64 -n 5000
 	lat "$1" "$2" write_lat_64b_usec_typical$x ib_write_lat -s 64 -n 5000
 	lat "$1" "$2" read_lat_64b_usec_typical$x ib_read_lat -s 64 -n 5000
+}
+
+# 2-byte SEND latency with two busy loops competing for the guest's two
+# CPUs, at nice 19 and at nice 0 (fewer iterations: under a nice-0 load a
+# polling ping-pong waits for the scheduler).
+loaded_lat() { # driver dev
+	local nice hogs
+	for nice in 19 0; do
+		hogs=()
+		for _ in 1 2; do
+			nice -n "$nice" sh -c 'while :; do :; done' &
+			hogs+=($!)
+		done
+		lat "$1" "$2" send_lat_2b_usec_typical_load_nice$nice ib_send_lat -s 2 -n 500
+		kill "${hogs[@]}"
+		wait "${hogs[@]}" 2>/dev/null
+	done
 }
 
 # The same through rdma_cm (rows ending in _cm): like for like with siw.
@@ -223,6 +241,7 @@ data_round() { # driver
 	driver_up "$1" || return
 	data_path_cm "$1" "$dev"
 	[ "$1" = siw ] || data_path "$1" "$dev"
+	[ "$1" = siw ] || loaded_lat "$1" "$dev"
 	driver_down "$1"
 }
 
