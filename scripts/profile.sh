@@ -9,7 +9,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-"$QPNIC_TOP/scripts/deps.sh"
 if [ -z "$(pkg_version linux-perf)" ]; then
 	say "installing linux-perf"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends linux-perf \
@@ -17,12 +16,11 @@ if [ -z "$(pkg_version linux-perf)" ]; then
 fi
 mapfile -t prep < <("$QPNIC_TOP/scripts/prepare.sh" stock)
 [ ${#prep[@]} = 3 ] || die "preparing the stock guest failed"
-moddir=$(ls -d "$("$QPNIC_TOP/scripts/stock-kernel.sh" 6.1)"/modroot/usr/lib/modules/*)
+# the stock guest's initramfs, then perf and the libraries it links (the
+# host is Debian 12 like the guest: the C library and the loader stay the
+# guest's) as one more cpio
 initrd=$QPNIC_BUILD/initrd-profile.cpio
-"$QPNIC_TOP/scripts/mkinitrd.sh" bookworm "$initrd" "$moddir" \
-	$(find "${prep[2]}" -name '*.ko' | sort)
-# perf and the libraries it links (the host is Debian 12 like the guest:
-# the C library and the loader stay the guest's), as one more cpio
+cp "${prep[1]}" "$initrd"
 stage=$(mktemp -d "$QPNIC_BUILD/perf.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/opt/perf/lib"

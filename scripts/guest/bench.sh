@@ -97,7 +97,7 @@ perf_line() { # dev program args...
 busy_ticks() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 
 perf() { # driver dev metric column program args...
-	local drv=$1 dev=$2 metric=$3 col=$4 v t0 t1 line
+	local drv=$1 dev=$2 metric=$3 col=$4 v t0 t1 line per unit
 	shift 4
 	t0=$(busy_ticks)
 	line=$(perf_line "$dev" "$@")
@@ -105,16 +105,18 @@ perf() { # driver dev metric column program args...
 	v=$(echo "$line" | awk -v c="$col" '{print $c}')
 	bench "$metric" "$drv" "${v:-failed}"
 	# what the whole guest spent (both ends of the transfer, set-up
-	# included) per GB moved or per million messages; single-QP rows
+	# included) per GB moved (bytes x iterations) or per million messages
+	# (iterations); single-QP rows
 	case $metric in
-	*_q16_*) ;;
-	*_MBps*) echo "$line" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
-		-v m="cpu_s_per_gb_${metric%%_MBps*}${metric##*_MBps}" -v d="$drv" \
-		'$1 * $2 > 0 {printf "@@BENCH %s %s %.2f\n", m, d, t / hz / ($1 * $2 / 1e9)}' ;;
-	*_Mpps*) echo "$line" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
-		-v m="cpu_s_per_mmsg_${metric%%_Mpps*}${metric##*_Mpps}" -v d="$drv" \
-		'$2 > 0 {printf "@@BENCH %s %s %.2f\n", m, d, t / hz / ($2 / 1e6)}' ;;
+	*_q16_*) return ;;
+	*_MBps*) per=gb unit=_MBps ;;
+	*_Mpps*) per=mmsg unit=_Mpps ;;
+	*) return ;;
 	esac
+	echo "$line" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v per=$per -v d="$drv" \
+		-v m="cpu_s_per_${per}_${metric%%"$unit"*}${metric##*"$unit"}" \
+		'{ n = per == "gb" ? $1 * $2 / 1e9 : $2 / 1e6 }
+		 n > 0 {printf "@@BENCH %s %s %.2f\n", m, d, t / hz / n}'
 }
 
 # perftest turns a latency's cycles into microseconds with a CPU clock it
@@ -208,29 +210,6 @@ ulp_bench() { # driver
 	fi
 	nfs_server_down
 	modprobe -r nfsv4 rpcrdma nfsd
-}
-
-dev_of() { echo "${1}0"; } # driver: its device's name
-
-# The driver's device on veth0, or a line saying why not and status 1.
-driver_up() { # driver
-	setup_veth
-	case $1 in
-	qpnic) modprobe qpnic && rdma link add qpnic0 type qpnic netdev veth0 ;;
-	rxe) modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0 ;;
-	siw) modprobe siw && rdma link add siw0 type siw netdev veth0 ;;
-	esac || { echo "@@ $1: device set-up failed"; teardown_veth; return 1; }
-	echo "@@ measuring $1"
-}
-
-driver_down() { # driver
-	rdma link delete "$(dev_of "$1")"
-	teardown_veth
-	case $1 in
-	rxe) rmmod rdma_rxe ;;
-	qpnic) rmmod qpnic ;;
-	siw) rmmod siw ;;
-	esac
 }
 
 # One round of the data path: through rdma_cm for all, to the RoCEv2

@@ -40,6 +40,31 @@ teardown_veth() {
 	$IP link del veth0 2>/dev/null
 }
 
+# A software RDMA device per driver (qpnic, rxe, siw) on veth0, for the
+# bench and profile guests.
+dev_of() { echo "${1}0"; } # driver: its device's name
+
+# The driver's device on veth0, or a line saying why not and status 1.
+driver_up() { # driver
+	setup_veth
+	case $1 in
+	qpnic) modprobe qpnic && rdma link add qpnic0 type qpnic netdev veth0 ;;
+	rxe) modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0 ;;
+	siw) modprobe siw && rdma link add siw0 type siw netdev veth0 ;;
+	esac || { echo "@@ $1: device set-up failed"; teardown_veth; return 1; }
+	echo "@@ measuring $1"
+}
+
+driver_down() { # driver
+	rdma link delete "$(dev_of "$1")"
+	teardown_veth
+	case $1 in
+	rxe) rmmod rdma_rxe ;;
+	qpnic) rmmod qpnic ;;
+	siw) rmmod siw ;;
+	esac
+}
+
 # The RDMA stack, qpnic and a device named $1 on netdev $2.
 qpnic_up() {
 	modprobe ib_uverbs && modprobe rdma_ucm && modprobe qpnic &&

@@ -33,17 +33,11 @@ profiled() { # driver dev label program args...
 }
 
 for drv in ${*:-qpnic rxe}; do
-	setup_veth
-	case $drv in
-	qpnic) modprobe qpnic && rdma link add qpnic0 type qpnic netdev veth0 ;;
-	rxe) modprobe rdma_rxe && rdma link add rxe0 type rxe netdev veth0 ;;
-	esac || { echo "$drv: set-up failed" | out; teardown_veth; continue; }
-	dev=${drv}0
+	driver_up $drv || { echo "$drv: set-up failed" | out; continue; }
+	dev=$(dev_of $drv)
 	profiled $drv $dev send_64b ib_send_bw -s 64 -n 30000
 	profiled $drv $dev send_lat_2b ib_send_lat -s 2 -n 5000
 	profiled $drv $dev write_64k ib_write_bw -s 65536 -n 2000
-	rdma link delete $dev
-	teardown_veth
-	case $drv in qpnic) rmmod qpnic ;; rxe) rmmod rdma_rxe ;; esac
+	driver_down $drv
 done
 exit 0

@@ -1074,6 +1074,18 @@ struct qpnic_ack_batch {
 
 static DEFINE_PER_CPU(struct qpnic_ack_batch, qpnic_ack_batch);
 
+/* The held ACK into @out, to send once resp_lock is dropped. */
+static void qpnic_resp_take_held_ack(struct qpnic_qp *qp,
+				     struct qpnic_resp_out *out)
+{
+	out->av = qp->av;
+	out->ack = true;
+	out->syndrome = QPNIC_AETH_ACK_CREDITS;
+	out->psn = qp->resp.held_psn;
+	out->msn = qp->resp.held_msn;
+	qp->resp.ack_held = false;
+}
+
 void qpnic_resp_ack_batch_begin(void)
 {
 	this_cpu_ptr(&qpnic_ack_batch)->active = true;
@@ -1092,13 +1104,8 @@ void qpnic_resp_ack_batch_end(void)
 
 		spin_lock_irqsave(&qp->resp_lock, flags);
 		if (qp->resp.ack_held && qpnic_resp_state_ok(qp->state) &&
-		    !qp->dying) {
-			out.av = qp->av;
-			out.syndrome = QPNIC_AETH_ACK_CREDITS;
-			out.psn = qp->resp.held_psn;
-			out.msn = qp->resp.held_msn;
-			out.ack = true;
-		}
+		    !qp->dying)
+			qpnic_resp_take_held_ack(qp, &out);
 		qp->resp.ack_held = false;
 		spin_unlock_irqrestore(&qp->resp_lock, flags);
 		if (out.ack)
@@ -1133,14 +1140,8 @@ static void qpnic_resp_hold_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 		return;
 	}
 	if (qp->resp.ack_held &&
-	    (out->ack || out->empty_read_resp || out->read_work)) {
-		held->av = qp->av;
-		held->syndrome = QPNIC_AETH_ACK_CREDITS;
-		held->psn = qp->resp.held_psn;
-		held->msn = qp->resp.held_msn;
-		held->ack = true;
-		qp->resp.ack_held = false;
-	}
+	    (out->ack || out->empty_read_resp || out->read_work))
+		qpnic_resp_take_held_ack(qp, held);
 }
 
 static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
