@@ -10,6 +10,7 @@ reach @@QPNIC-EXIT, a missing KTAP block where one is expected, and any
 KASAN / lockdep / kmemleak / WARN / BUG / Oops report count as failures.
 Prints one line per failure and ends with "N passed, N failed".
 """
+import collections
 import re
 import sys
 
@@ -37,6 +38,7 @@ def parse(label, path, expect_ktap):
     saw_ktap = saw_exit = False
     suite_cases = 0
     leak = []
+    last_result, console = 'nothing', collections.deque(maxlen=3)
     for raw in lines:
         line = raw.rstrip()
         if line.startswith('@@KTAP-BEGIN'):
@@ -76,6 +78,7 @@ def parse(label, path, expect_ktap):
             continue
         m = RESULT.match(line)
         if m:
+            last_result = m.group(2)[:100]
             if m.group(1) == 'PASS':
                 passed += 1
             elif m.group(1) == 'SKIP':
@@ -85,12 +88,16 @@ def parse(label, path, expect_ktap):
             continue
         if SPLAT.search(line) and not line.startswith('@@'):
             failed.append(f'{label}: kernel report: {line.strip()[:160]}')
+        if line.startswith('[') and 'speed is unknown' not in line:
+            console.append(line.strip()[:160])
     if leak:
         failed.append(f'{label}: kmemleak: {leak[0][:120]} ({len(leak)} lines)')
     if expect_ktap and not saw_ktap:
         failed.append(f'{label}: no KUnit results in the log')
     if not saw_exit:
-        failed.append(f'{label}: guest did not finish')
+        # (where it stopped, for a CI run whose logs are gone)
+        failed.append(f'{label}: guest did not finish; last result: {last_result}; '
+                      f'last kernel lines: {" | ".join(console) or "none"}')
     return passed, failed, skipped
 
 

@@ -73,6 +73,8 @@ if [ "$background" = 1 ]; then
 else
 	cmdline+=" softlockup_panic=1"
 fi
+# (the guest's init says where it is stuck shortly before this kills it)
+cmdline+=" qpnic_deadline=$timeout"
 cmdline+=" qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
 
 say "booting $(basename "$kernel") for '$script' (timeout ${timeout}s, log $log)"

@@ -175,10 +175,15 @@ static int server(int fd)
 	rds_rdma_cookie_t cookie = 0;
 	size_t i;
 
+	struct timeval hello_wait = { .tv_sec = 90 }, wait = { .tv_sec = 30 };
+
+	/* longer than the client says hello for (120 x 0.5 s), from a late start */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &hello_wait, sizeof(hello_wait));
 	if (!recv_word(fd, "HELLO", NULL)) {
 		result(false, "rds server: the client says hello", "errno %d", errno);
 		return 1;
 	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
 	send_to_peer(fd, "READY", 5, 0, NULL, 0);
 	for (seq = 0; seq < NSIZES * ROUNDS; seq++) {
 		uint32_t want = sizes[seq % NSIZES], got_seq;

@@ -19,11 +19,30 @@ result() {
 check() {
 	local name=$1 out
 	shift
+	echo "in '$name'" >/tmp/qpnic-step	# (for watchdog)
 	if out=$("$@" 2>&1); then
 		result PASS "$name"
 	else
 		result FAIL "$name" "exit $?: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
 	fi
+	echo "after '$name'" >/tmp/qpnic-step
+}
+
+# The kernel's last two lines on one line (without virtio-net's noise).
+kernel_last_lines() { dmesg | grep -v 'speed is unknown' | tail -n 2 | tr '\n' ' '; }
+
+# watchdog SECONDS: once the guest has been up that long, one FAIL line
+# saying where it is stuck (the check it runs, its tasks in D state, the
+# kernel's last words), for a host that kills it soon after and a CI run
+# whose logs are gone.
+watchdog() {
+	(
+		local up _
+		read -r up _ </proc/uptime
+		[ $(($1 - ${up%.*})) -gt 0 ] && sleep $(($1 - ${up%.*}))
+		result FAIL "watchdog: still running after $1 s, $(cat /tmp/qpnic-step 2>/dev/null)" \
+			"D state: $(ps -eo stat=,comm=,wchan= | awk '$1 ~ /^D/ {n++; printf "%s(%s) ", $2, $3} END {if (!n) printf "none"}'); last kernel lines: $(kernel_last_lines)"
+	) &
 }
 
 # A veth pair with IPv4 addresses; $1 gets the RDMA device.

@@ -45,9 +45,12 @@ nvme_target_down() {
 	rm -f /tmp/ns0.img
 }
 
-# nvme_connect ADDR: the host's controller and its namespace's disk.
+# nvme_connect ADDR: the host's controller and its namespace's disk. A
+# controller that loses its connection fails its I/O after 60 s of trying
+# to reconnect, not the default 600: a stuck transport is then a failed
+# check and not a guest that runs out of time.
 nvme_connect() {
-	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=qpnicnqn" \
+	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=qpnicnqn,ctrl_loss_tmo=60" \
 		>/dev/nvme-fabrics || return 1
 	retry 100 disk_up nvme_dev
 }
@@ -68,5 +71,10 @@ nvme_fio() {
 	fio --thread --name=verify --filename="/dev/$dev" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs=4k-128k --size=${ULP_MIB}M --iodepth=32 --numjobs=4 \
 		--offset_increment=${ULP_MIB}M --verify=crc32c --verify_fatal=1 \
-		--group_reporting --output=/tmp/fio.out && grep -q 'err= 0' /tmp/fio.out
+		--group_reporting --output=/tmp/fio.out && grep -q 'err= 0' /tmp/fio.out && return
+	nvme_why
+	return 1
 }
+
+# (the host's last words, for a failed check's reason)
+nvme_why() { dmesg | grep -E 'nvme|rdma' | tail -n 3; }

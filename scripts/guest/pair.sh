@@ -82,7 +82,7 @@ res_kept() {
 # waits for it (at most 300 s) and acknowledges, also the repeats a lost
 # acknowledgement brings for a second.
 peer_wait() {
-	python3 - "$me" "$1" <<'PY'
+	python3 - "$me" "$1" <<'PY' ||
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 18660))
@@ -104,9 +104,10 @@ while True:
     except socket.timeout:
         break
 PY
+		peer_silent "$1"
 }
 peer_tell() {
-	python3 - "$me" "$peer" "$1" <<'PY'
+	python3 - "$me" "$peer" "$1" <<'PY' ||
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 0))
@@ -122,4 +123,11 @@ while time.time() < end:
         pass
 sys.exit(1)
 PY
+		peer_silent "$1"
+}
+# (a failure of its own: the step that hung on the other end has its own)
+peer_silent() {
+	result FAIL "peer $role${phase:+ ($phase)}: no word '$1' between the guests within 300 s" \
+		"(last kernel lines: $(kernel_last_lines))"
+	return 1
 }

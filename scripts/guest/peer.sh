@@ -158,7 +158,9 @@ nvme_pair_data() {
 	dev=$(nvme_dev)
 	dd if=$PAT of="/dev/$dev" bs=1M oflag=direct status=none &&
 		dd if="/dev/$dev" of=/tmp/nvme-back bs=1M count=$ULP_MIB iflag=direct status=none &&
-		cmp $PAT /tmp/nvme-back
+		cmp $PAT /tmp/nvme-back && return
+	nvme_why
+	return 1
 }
 # NVMe-oF across the link: A's nvmet serves a file namespace, B's
 # nvme-rdma host writes $ULP_MIB MiB and reads it back, then a fio verify. The
