@@ -3,7 +3,10 @@
 """Turn the @@BENCH lines of a bench guest log into a table: per driver
 the median of a figure's runs and, when it ran more than once, their
 spread (min-max) and how many runs failed; then the ratios of the
-medians (qpnic to rdma_rxe and to siw; "-" where a figure is missing).
+medians (qpnic to rdma_rxe and to siw; "-" where a figure is missing)
+and, for loopback bandwidth, qpnic to the machine's bound: half its
+memcpy bandwidth (a "limit" line; each payload byte is copied twice).
+The limits are listed after the drivers' figures.
 A run that gave no number ("failed", "inf") counts as failed and never
 enters the median.
 
@@ -62,15 +65,31 @@ def ratio(a, b):
     return f'{a / b:10.2f}' if a is not None and b else f'{"-":>10}'
 
 
+
+
+def limit_of(metric):
+    """The bound of a figure from the limit lines, or None."""
+    if not re.match(r'(write|read|send)_bw_', metric):
+        return None
+    copy, _ = summary(rows.get('memcpy_64k_MBps', {}).get('limit', []))
+    return copy / 2 if copy else None
+
+
+limits = [m for m in order if set(rows[m]) == {'limit'}]
+order = [m for m in order if m not in limits]
 runs = max((len(v) for r in rows.values() for v in r.values()), default=0)
 width = 26 if runs > 1 else 12
 print(f'{"metric":34} ' + ' '.join(f'{d if d != "rxe" else "rdma_rxe":>{width}}'
                                    for d in DRIVERS) +
-      f' {"qpnic/rxe":>10} {"qpnic/siw":>10}')
+      f' {"qpnic/rxe":>10} {"qpnic/siw":>10} {"qpnic/limit":>11}')
 for metric in order:
     cells = [summary(rows[metric].get(d, [])) for d in DRIVERS]
     (q, _), (x, _), (s, _) = cells
     print(f'{metric:34} ' + ' '.join(f'{t:>{width}}' for _, t in cells) +
-          f' {ratio(q, x)} {ratio(q, s)}')
+          f' {ratio(q, x)} {ratio(q, s)} {ratio(q, limit_of(metric)):>11}')
+if limits:
+    print('\nlimits of the machine, in the same run:')
+for metric in limits:
+    print(f'{metric:34} {summary(rows[metric]["limit"])[1]:>{width}}')
 if runs > 1:
     print(f'\n(median [min-max] of up to {runs} runs; nF: n runs gave no figure)')

@@ -83,10 +83,12 @@ perf_line() { # dev program args...
 	else
 		conn=(-x "$(gid_index "$dev" 10.0.0.1)")
 	fi
-	timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" >/tmp/perf-srv.log 2>&1 &
+	# (PERF_PIN=1: the server on CPU 0, the client on CPU 1)
+	${PERF_PIN:+taskset -c 0} timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" \
+		>/tmp/perf-srv.log 2>&1 &
 	srv=$!
 	sleep 1
-	line=$(timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 |
+	line=$(${PERF_PIN:+taskset -c 1} timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 |
 		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
 	wait "$srv"
 	echo "$line"
@@ -151,18 +153,40 @@ data_path() { # driver dev [metric suffix]
 	lat "$1" "$2" read_lat_64b_usec_typical$x ib_read_lat -s 64 -n 5000
 }
 
-# 2-byte SEND latency with two busy loops competing for the guest's two
-# CPUs, at nice 19 and at nice 0 (fewer iterations: under a nice-0 load a
-# polling ping-pong waits for the scheduler).
+# 1, 16, 256 and 1024 RC pairs streaming at once (tests/multi_rc.c, 5 s
+# each, through the GID): their aggregate message rate at 64 bytes and
+# bandwidth at 4 KiB. A run in which a pair's messages came out of order,
+# short or changed gives no figure.
+multi_pairs() { # driver dev
+	local n line
+	for n in 1 16 256 1024; do
+		line=$("$QPNIC_BIN/multi_rc" -d "$2" "$n" 64 5 2>/dev/null | grep '^multi_rc')
+		bench "agg_rate_64b_rc${n}_Mpps" "$1" "$(multi_figure "$line" Mpps)"
+		line=$("$QPNIC_BIN/multi_rc" -d "$2" "$n" 4096 5 2>/dev/null | grep '^multi_rc')
+		bench "agg_bw_4k_rc${n}_MBps" "$1" "$(multi_figure "$line" MBps)"
+	done
+}
+multi_figure() { # line field: the field of an error-free line, or "failed"
+	echo "$1" | awk -v f="$2" '/ errors=0$/ {
+		for (i = 1; i <= NF; i++) if (index($i, f "=") == 1) v = substr($i, length(f) + 2) }
+		END {print v == "" ? "failed" : v}'
+}
+
+# 2-byte SEND latency with a busy loop on each of the guest's two CPUs,
+# at nice 19 and at nice 0 (fewer iterations: under a nice-0 load a
+# polling ping-pong waits for the scheduler). Each end of the ping-pong
+# is pinned to a CPU of its own, beside one loop: unpinned, rdma_rxe's
+# figure went from 8 ms in one run to 11 us in the next, with where the
+# scheduler happened to put the four processes.
 loaded_lat() { # driver dev
-	local nice hogs
+	local nice hogs cpu
 	for nice in 19 0; do
 		hogs=()
-		for _ in 1 2; do
-			nice -n "$nice" sh -c 'while :; do :; done' &
+		for cpu in 0 1; do
+			taskset -c $cpu nice -n "$nice" sh -c 'while :; do :; done' &
 			hogs+=($!)
 		done
-		lat "$1" "$2" send_lat_2b_usec_typical_load_nice$nice ib_send_lat -s 2 -n 500
+		PERF_PIN=1 lat "$1" "$2" send_lat_2b_usec_typical_load_nice$nice ib_send_lat -s 2 -n 500
 		kill "${hogs[@]}"
 		wait "${hogs[@]}" 2>/dev/null
 	done
@@ -212,6 +236,15 @@ ulp_bench() { # driver
 	modprobe -r nfsv4 rpcrdma nfsd
 }
 
+# The machine's own bound for loopback bandwidth: one CPU's memcpy of
+# 64 KiB blocks into a fresh 64 MiB area (a loopback payload byte is
+# copied twice, so half of it bounds a single QP's MB/s).
+limits() {
+	local v
+	v=$("$QPNIC_BIN/memcpy_bw" 65536 | sed -n 's/.* MBps=\([0-9.]*\).*/\1/p')
+	bench memcpy_64k_MBps limit "${v:-failed}"
+}
+
 # One round of the data path: through rdma_cm for all, to the RoCEv2
 # GID for the RoCE devices (iWARP's siw connects through rdma_cm only).
 data_round() { # driver
@@ -221,6 +254,7 @@ data_round() { # driver
 	data_path_cm "$1" "$dev"
 	[ "$1" = siw ] || data_path "$1" "$dev"
 	[ "$1" = siw ] || loaded_lat "$1" "$dev"
+	[ "$1" = siw ] || multi_pairs "$1" "$dev"
 	driver_down "$1"
 }
 
@@ -251,6 +285,7 @@ rounds=${1:-3}
 drivers=${*:-qpnic rxe siw}
 for r in $(seq "$rounds"); do
 	echo "@@ data path round $r of $rounds"
+	limits
 	for d in $drivers; do data_round "$d"; done
 done
 for d in $drivers; do
