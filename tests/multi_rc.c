@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	t = now() - t0;
 	for (p = 0; p < npairs; p++)
 		errors += pairs[p].received != pairs[p].sent;
-	printf("multi_rc pairs=%u size=%u msgs=%" PRIu64 " Mpps=%.4f MBps=%.1f errors=%" PRIu64 "\n",
-	       npairs, size, msgs, msgs / t / 1e6, msgs * (double)size / t / 1e6, errors);
+	printf("multi_rc pairs=%u size=%u msgs=%" PRIu64 " Mpps=%.4f MBps=%.1f errors=%" PRIu64
+	       "\n", npairs, size, msgs, msgs / t / 1e6, msgs * (double)size / t / 1e6, errors);
 	return errors ? 1 : 0;
 }
