@@ -208,8 +208,11 @@ int main(int argc, char **argv)
 			for (i = 0; i < (uint32_t)n; i++) {
 				uint32_t q = wc[i].wr_id >> 32;
 
-				if (wc[i].status != IBV_WC_SUCCESS)
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					fprintf(stderr, "receive: %s\n",
+						ibv_wc_status_str(wc[i].status));
 					return 1;
+				}
 				check_message(&wc[i], q, (uint32_t)wc[i].wr_id);
 				pairs[q].received++;
 				msgs++;
@@ -220,5 +223,15 @@ int main(int argc, char **argv)
 		errors += pairs[p].received != pairs[p].sent;
 	printf("multi_rc pairs=%u size=%u msgs=%" PRIu64 " Mpps=%.4f MBps=%.1f errors=%" PRIu64
 	       "\n", npairs, size, msgs, msgs / t / 1e6, msgs * (double)size / t / 1e6, errors);
+	for (p = 0; p < npairs; p++)
+		if (ibv_destroy_qp(pairs[p].sq) || ibv_destroy_qp(pairs[p].rq))
+			return 1;
+	if (ibv_destroy_cq(scq) || ibv_destroy_cq(rcq) || ibv_dereg_mr(smr) ||
+	    ibv_dereg_mr(rmr) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+		return 1;
+	ibv_free_device_list(list);
+	free(pairs);
+	free(sbuf);
+	free(rbuf);
 	return errors ? 1 : 0;
 }
