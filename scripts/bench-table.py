@@ -65,14 +65,15 @@ def ratio(a, b):
     return f'{a / b:10.2f}' if a is not None and b else f'{"-":>10}'
 
 
+# loopback copies each payload byte twice: half the memcpy bandwidth
+copy_bw, _ = summary(rows.get('memcpy_64k_MBps', {}).get('limit', []))
 
 
 def limit_of(metric):
-    """The bound of a figure from the limit lines, or None."""
-    if not re.match(r'(write|read|send)_bw_', metric):
+    """The bound of a loopback bandwidth figure, or None."""
+    if not copy_bw or not re.match(r'(write|read|send)_bw_', metric):
         return None
-    copy, _ = summary(rows.get('memcpy_64k_MBps', {}).get('limit', []))
-    return copy / 2 if copy else None
+    return copy_bw / 2
 
 
 limits = [m for m in order if set(rows[m]) == {'limit'}]

@@ -28,7 +28,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	unsigned long bytes = argc == 2 ? strtoul(argv[1], NULL, 0) : 0;
-	unsigned long slots, i = 0, copies = 0;
+	unsigned long slots, i = 0;
 	uint8_t *src, *dst;
 	double t0, t;
 
@@ -49,9 +49,10 @@ int main(int argc, char **argv)
 	do {
 		memcpy(dst + (i++ % slots) * bytes, src, bytes);
 		__asm__ __volatile__("" : : "r"(dst) : "memory");	/* (the copy stays) */
-		copies++;
 		t = now();
 	} while (t - t0 < 1.0);
-	printf("memcpy_bw bytes=%lu MBps=%.1f\n", bytes, copies * (double)bytes / (t - t0) / 1e6);
+	printf("memcpy_bw bytes=%lu MBps=%.1f\n", bytes, i * (double)bytes / (t - t0) / 1e6);
+	free(src);
+	free(dst);
 	return 0;
 }

@@ -23,7 +23,7 @@
 
 struct pair {
 	struct ibv_qp *sq, *rq;	/* the sending QP and the receiving one */
-	uint32_t sent, posted, received;
+	uint32_t sent, received;
 };
 
 static struct pair *pairs;
@@ -106,6 +106,31 @@ static void check_message(const struct ibv_wc *wc, uint32_t p, uint32_t n)
 		}
 }
 
+/*
+ * Take the receive completions there are: check each message, count it
+ * and, with @repost, post its receive again. -1 on a failed receive.
+ */
+static int poll_receives(struct ibv_cq *rcq, bool repost, uint64_t *msgs)
+{
+	struct ibv_wc wc[64];
+	int i, n = ibv_poll_cq(rcq, 64, wc);
+
+	for (i = 0; i < n; i++) {
+		uint32_t p = wc[i].wr_id >> 32, n_slot = (uint32_t)wc[i].wr_id;
+
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "receive: %s\n", ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		check_message(&wc[i], p, n_slot);
+		pairs[p].received++;
+		(*msgs)++;
+		if (repost && post_recv(p, n_slot))
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_cq *scq, *rcq;
@@ -172,19 +197,8 @@ int main(int argc, char **argv)
 				return 1;
 	/* stream until the time is up, then let what is in flight land */
 	for (t = t0; outstanding; ) {
-		n = ibv_poll_cq(rcq, 64, wc);
-		for (i = 0; i < (uint32_t)n; i++) {
-			p = wc[i].wr_id >> 32;
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "receive: %s\n", ibv_wc_status_str(wc[i].status));
-				return 1;
-			}
-			check_message(&wc[i], p, (uint32_t)wc[i].wr_id);
-			pairs[p].received++;
-			msgs++;
-			if (post_recv(p, (uint32_t)wc[i].wr_id))
-				return 1;
-		}
+		if (poll_receives(rcq, true, &msgs))
+			return 1;
 		n = ibv_poll_cq(scq, 64, wc);
 		if (n)
 			t = now();
@@ -203,21 +217,9 @@ int main(int argc, char **argv)
 	}
 	/* a receive's completion may trail its SEND's: wait for the last ones */
 	for (p = 0; p < npairs; p++)
-		while (pairs[p].received < pairs[p].sent && now() < t + 5) {
-			n = ibv_poll_cq(rcq, 64, wc);
-			for (i = 0; i < (uint32_t)n; i++) {
-				uint32_t q = wc[i].wr_id >> 32;
-
-				if (wc[i].status != IBV_WC_SUCCESS) {
-					fprintf(stderr, "receive: %s\n",
-						ibv_wc_status_str(wc[i].status));
-					return 1;
-				}
-				check_message(&wc[i], q, (uint32_t)wc[i].wr_id);
-				pairs[q].received++;
-				msgs++;
-			}
-		}
+		while (pairs[p].received < pairs[p].sent && now() < t + 5)
+			if (poll_receives(rcq, false, &msgs))
+				return 1;
 	t = now() - t0;
 	for (p = 0; p < npairs; p++)
 		errors += pairs[p].received != pairs[p].sent;

@@ -39,6 +39,8 @@ static const uint32_t sizes[] = {
 };
 #define NSIZES		(sizeof(sizes) / sizeof(sizes[0]))
 #define ROUNDS		3
+#define RECV_WAIT_S	30	/* for any message */
+#define HELLO_WAIT_S	90	/* for the client's first, on the server */
 
 static int failures;
 static struct sockaddr_in peer;
@@ -68,7 +70,7 @@ static uint8_t pattern(uint32_t seq, uint32_t i)
 static int rds_socket(const char *local, int port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct timeval tv = { .tv_sec = 30 };
+	struct timeval tv = { .tv_sec = RECV_WAIT_S };
 	int fd = socket(AF_RDS, SOCK_SEQPACKET, 0);
 	int trans = RDS_TRANS_IB, buf = 16 << 20;
 
@@ -173,9 +175,8 @@ static int server(int fd)
 	struct rds_free_mr_args put = { 0 };
 	uint32_t seq, bad = 0, badseq = 0;
 	rds_rdma_cookie_t cookie = 0;
+	struct timeval hello_wait = { .tv_sec = HELLO_WAIT_S }, wait = { .tv_sec = RECV_WAIT_S };
 	size_t i;
-
-	struct timeval hello_wait = { .tv_sec = 90 }, wait = { .tv_sec = 30 };
 
 	/* longer than the client says hello for (120 x 0.5 s), from a late start */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &hello_wait, sizeof(hello_wait));

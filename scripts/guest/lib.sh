@@ -37,9 +37,10 @@ kernel_last_lines() { dmesg | grep -v 'speed is unknown' | tail -n 2 | tr '\n' '
 # whose logs are gone.
 watchdog() {
 	(
-		local up _
+		local up _ left
 		read -r up _ </proc/uptime
-		[ $(($1 - ${up%.*})) -gt 0 ] && sleep $(($1 - ${up%.*}))
+		left=$(($1 - ${up%.*}))
+		[ $left -gt 0 ] && sleep $left
 		result FAIL "watchdog: still running after $1 s, $(cat /tmp/qpnic-step 2>/dev/null)" \
 			"D state: $(ps -eo stat=,comm=,wchan= | awk '$1 ~ /^D/ {n++; printf "%s(%s) ", $2, $3} END {if (!n) printf "none"}'); last kernel lines: $(kernel_last_lines)"
 	) &
