@@ -8,10 +8,12 @@
  * the retransmissions and duplicates.
  */
 #include <kunit/test.h>
+#include <linux/cpumask.h>
 #include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
+#include <linux/workqueue.h>
 #include <asm/unaligned.h>
 #include <qpnic/qpnic.h>
 #include <qpnic/wire.h>
@@ -910,6 +912,84 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/* B of qpnic_rc_ack_of_destroyed_qp, destroyed from another CPU. */
+struct rc_dying {
+	struct work_struct destroy;
+	struct ib_qp *qp;
+	atomic_t fired;
+	bool dying_seen;
+};
+
+static void rc_dying_destroy(struct work_struct *work)
+{
+	ib_destroy_qp(container_of(work, struct rc_dying, destroy)->qp);
+}
+
+/*
+ * B's receive completed, inside the delivering pass: B's destroy starts
+ * on the other CPU, and the pass goes on once it has (a post then fails;
+ * the destroy itself waits for the pass).
+ */
+static void rc_dying_comp(struct ib_cq *cq, void *ctx)
+{
+	struct rc_dying *d = ctx;
+	int ms;
+
+	if (atomic_xchg(&d->fired, 1))
+		return;
+	queue_work_on(cpumask_any_but(cpu_online_mask, smp_processor_id()),
+		      system_wq, &d->destroy);
+	for (ms = 0; ms < 2000 && !d->dying_seen; ms++) {
+		d->dying_seen = ib_post_send(d->qp, NULL, NULL) == -EINVAL;
+		mdelay(1);
+	}
+}
+
+/*
+ * A receiver that destroys its QP as soon as its last receive completes
+ * (ibv_rc_pingpong does): the ACK the delivering pass holds for that
+ * SEND still goes, and the SEND completes at once instead of retrying
+ * into a QP that is gone (here: IB_WC_RETRY_EXC_ERR after 2 s).
+ */
+static void qpnic_rc_ack_of_destroyed_qp(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 1, .timeout = 18 };
+	struct rc_dying *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	u8 *src = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct ib_cq *cq_a, *cq_b;
+	struct ib_qp *qa;
+	struct ib_wc wc;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "the destroy needs a second CPU");
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	INIT_WORK(&d->destroy, rc_dying_destroy);
+	rc_fill(src, 64, 9);
+	cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			    &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_a));
+	cq_b = ib_create_cq(rc.ibdev, rc_dying_comp, NULL, d,
+			    &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_b));
+	qa = rc_qp(test, cq_a, IB_QPT_RC);
+	d->qp = rc_qp(test, cq_b, IB_QPT_RC);
+	rc_connect(test, qa, d->qp->qp_num, &o);
+	rc_connect(test, d->qp, qa->qp_num, &o);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(d->qp, dst, 64, 1), 0);
+	KUNIT_ASSERT_EQ(test, ib_req_notify_cq(cq_b, IB_CQ_NEXT_COMP), 0);
+	KUNIT_ASSERT_TRUE(test, rc_burst(test, qa, src, 1, 7));
+	flush_work(&d->destroy);
+	KUNIT_EXPECT_TRUE(test, d->dying_seen);
+	qpnic_test_expect(test, cq_a, IB_WC_SUCCESS, IB_WC_SEND, 7, &wc);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 64), 0);
+	ib_destroy_qp(qa);
+	ib_destroy_cq(cq_b);
+	ib_destroy_cq(cq_a);
+}
+
 static atomic_t rc_lost_last;
 
 /* Lose the first READ RESPONSE LAST that comes by. */
@@ -1077,6 +1157,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	KUNIT_CASE(qpnic_rc_inline_delivery),
 	KUNIT_CASE(qpnic_rc_acks_coalesced),
+	KUNIT_CASE(qpnic_rc_ack_of_destroyed_qp),
 	{}
 };
 

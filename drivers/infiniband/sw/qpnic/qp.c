@@ -339,7 +339,8 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	/*
 	 * Nothing arms a timer, sends or takes a post from here on (a
-	 * completion handler may still try while the consumer polls below).
+	 * completion handler may still try while the consumer polls below;
+	 * a loopback pass still sends the ACK it holds for this QP).
 	 */
 	spin_lock_irq(&qp->sq.lock);
 	qp->dying = true;

@@ -1091,7 +1091,13 @@ void qpnic_resp_ack_batch_begin(void)
 	this_cpu_ptr(&qpnic_ack_batch)->active = true;
 }
 
-/* The held ACKs of the pass, one per QP. BH off. */
+/*
+ * The held ACKs of the pass, one per QP. BH off. A QP being destroyed
+ * still sends its own: what it acknowledges was received and completed,
+ * and its consumer may have seen that and destroyed it at once (as
+ * ibv_rc_pingpong's last receiver does); without the ACK the requester
+ * would retry into a QP that is gone. The batch's reference keeps it.
+ */
 void qpnic_resp_ack_batch_end(void)
 {
 	struct qpnic_ack_batch *b = this_cpu_ptr(&qpnic_ack_batch);
@@ -1103,8 +1109,7 @@ void qpnic_resp_ack_batch_end(void)
 		unsigned long flags;
 
 		spin_lock_irqsave(&qp->resp_lock, flags);
-		if (qp->resp.ack_held && qpnic_resp_state_ok(qp->state) &&
-		    !qp->dying)
+		if (qp->resp.ack_held && qpnic_resp_state_ok(qp->state))
 			qpnic_resp_take_held_ack(qp, &out);
 		qp->resp.ack_held = false;
 		spin_unlock_irqrestore(&qp->resp_lock, flags);
