@@ -179,9 +179,18 @@ res_counts() {
 	echo "cq in use $(rdma res show cq | grep -c "^dev $1 .* users [1-9]")"
 }
 
-# The first RoCEv2 GID index of device $1 holding IPv4 address $2.
+# The first RoCEv2 GID index of device $1 holding IPv4 address $2, empty
+# if none. The core fills the GID table from a work item after a device
+# or an address comes: on a busy single-CPU guest that can take seconds.
 gid_index() {
-	ibv_devinfo -v -d "$1" | sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1
+	local idx _
+	for _ in $(seq 100); do
+		idx=$(ibv_devinfo -v -d "$1" |
+			sed -n "s/.*GID\[ *\([0-9]*\)\]:.*ffff:$2, RoCE v2.*/\1/p" | head -n 1)
+		[ -n "$idx" ] && break
+		sleep 0.1
+	done
+	echo "$idx"
 }
 
 # pingpong NAME PROGRAM ARGS...: server and client of an rdma-core
@@ -201,8 +210,10 @@ pingpong() {
 	rc_cli=$?
 	wait $srv
 	rc_srv=$?
+	# (a failure says each end's status, 124 a timeout, and last words)
 	check "$name" bash -c "test $rc_srv = 0 && test $rc_cli = 0 &&
 		grep -q 'bytes in' /tmp/pp-srv.log && grep -q 'bytes in' /tmp/pp-cli.log ||
-		{ grep -h 'Failed status\|unknown\|Couldn' /tmp/pp-srv.log /tmp/pp-cli.log;
+		{ echo server $rc_srv: \$(tail -n 2 /tmp/pp-srv.log | tr '\n' ' ')
+		  echo client $rc_cli: \$(tail -n 2 /tmp/pp-cli.log | tr '\n' ' ');
 		  exit 1; }"
 }

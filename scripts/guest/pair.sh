@@ -56,11 +56,7 @@ use_driver() {
 		rdev=rxe0
 		modprobe rdma_rxe && rdma link add $rdev type rxe netdev eth0
 	fi
-	for _ in $(seq 50); do
-		[ -n "$(gid_index $rdev $me)" ] && return 0
-		sleep 0.1
-	done
-	return 1
+	[ -n "$(gid_index $rdev $me)" ]
 }
 # res_kept FUNCTION: run a ULP's pair function ($phase names the
 # pairing); afterwards the device holds what it held before (rdma res),

@@ -303,7 +303,6 @@ $IP link add link eth0 name eth0.100 type vlan id 100
 vme=${me/10.1./10.2.} vpeer=${peer/10.1./10.2.}
 $IP addr add "$vme/24" dev eth0.100
 $IP link set eth0.100 up
-for _ in $(seq 50); do [ -n "$(gid_index $rdev "$vme")" ] && break; sleep 0.1; done
 check "peer $role: VLAN 100 on eth0 has a GID on $rdev" test -n "$(gid_index $rdev "$vme")"
 rx0=$(hw_counter rx_packets)
 phase="qpnic-qpnic over VLAN 100"
