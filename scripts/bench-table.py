@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Turn the @@BENCH lines of a bench guest log into a table: per driver
+"""Turn the @@BENCH lines of bench guest logs into a table: per driver
 the median of a figure's runs and, when it ran more than once, their
 spread (min-max) and how many runs failed; then the ratios of the
 medians (qpnic to rdma_rxe and to siw; "-" where a figure is missing)
-and, for loopback bandwidth, qpnic to the machine's bound: half its
-memcpy bandwidth (a "limit" line; each payload byte is copied twice).
+and, for bandwidth, qpnic to the machine's bound ("limit" lines): on
+loopback half the memcpy bandwidth (each payload byte is copied twice),
+across two guests (rows pair_*) the link's UDP goodput.
 The limits are listed after the drivers' figures.
 A run that gave no number ("failed", "inf") counts as failed and never
 enters the median.
 
-usage: bench-table.py LOG
+usage: bench-table.py LOG...
 """
 import math
 import re
@@ -20,15 +21,16 @@ import sys
 DRIVERS = ('qpnic', 'rxe', 'siw')
 rows = {}
 order = []
-for line in open(sys.argv[1], errors='replace'):
-    m = re.match(r'^@@BENCH (\S+) (\S+) (\S+)', line)
-    if not m:
-        continue
-    metric, drv, val = m.groups()
-    if metric not in rows:
-        rows[metric] = {}
-        order.append(metric)
-    rows[metric].setdefault(drv, []).append(val)
+for path in sys.argv[1:]:
+    for line in open(path, errors='replace'):
+        m = re.match(r'^@@BENCH (\S+) (\S+) (\S+)', line)
+        if not m:
+            continue
+        metric, drv, val = m.groups()
+        if metric not in rows:
+            rows[metric] = {}
+            order.append(metric)
+        rows[metric].setdefault(drv, []).append(val)
 
 
 def num(v):
@@ -65,15 +67,23 @@ def ratio(a, b):
     return f'{a / b:10.2f}' if a is not None and b else f'{"-":>10}'
 
 
+def limit(metric):
+    return summary(rows.get(metric, {}).get('limit', []))[0]
+
+
 # loopback copies each payload byte twice: half the memcpy bandwidth
-copy_bw, _ = summary(rows.get('memcpy_64k_MBps', {}).get('limit', []))
+copy_bw = limit('memcpy_64k_MBps')
+link_bw = limit('pair_link_udp_goodput_MBps')
 
 
 def limit_of(metric):
-    """The bound of a loopback bandwidth figure, or None."""
-    if not copy_bw or not re.match(r'(write|read|send)_bw_', metric):
+    """The bound of a bandwidth figure, or None."""
+    m = re.match(r'(pair_)?(write|read|send)_bw_', metric)
+    if not m:
         return None
-    return copy_bw / 2
+    if m.group(1):
+        return link_bw
+    return copy_bw / 2 if copy_bw else None
 
 
 limits = [m for m in order if set(rows[m]) == {'limit'}]

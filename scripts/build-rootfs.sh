@@ -11,8 +11,9 @@ set -euo pipefail
 suite=${1:-bookworm}
 packages=iproute2,kmod,procps,e2fsprogs,rdma-core,ibverbs-providers,ibverbs-utils,perftest,rdmacm-utils,python3-pyverbs,libibverbs1,fio,nfs-kernel-server,nfs-common,rpcbind,open-iscsi,cifs-utils,libnl-3-200,libnl-genl-3-200
 case $suite in
-# (bookworm's ksmbd-tools comes from trixie, below: its libraries are here)
-bookworm) packages+=,librdmacm1,libglib2.0-0 ;;
+# (bookworm's ksmbd-tools comes from trixie, below: its libraries are
+# here; iperf3 and ethtool serve make bench's two-guest link)
+bookworm) packages+=,librdmacm1,libglib2.0-0,iperf3,ethtool ;;
 trixie) packages+=,librdmacm1t64,ksmbd-tools ;;
 *) die "build-rootfs.sh: suite is bookworm or trixie, not $suite" ;;
 esac

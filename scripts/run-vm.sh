@@ -6,9 +6,11 @@
 #   --log FILE        serial log (default build/vm-SCRIPT.log)
 #   --timeout SEC     kill the guest after SEC seconds (default 1200)
 #   --mem SIZE        guest memory (default 3G)
-#   --nic listen:PORT|connect:PORT
+#   --nic listen:PORT|connect:PORT|tap:IFNAME:QUEUES:N
 #                     add a virtio-net NIC joined to another guest through a
-#                     QEMU socket netdev on 127.0.0.1:PORT
+#                     QEMU socket netdev on 127.0.0.1:PORT, or on the host's
+#                     multi-queue tap IFNAME with QUEUES queue pairs (MAC
+#                     ending in byte N; run-pair.sh bridges two taps)
 #   --quiet           do not echo the guest's console
 #   --smp N           vCPUs (default 2)
 #   --keep-freed-pages
@@ -60,7 +62,11 @@ listen:*) netargs=(-netdev "socket,id=n0,listen=127.0.0.1:${nic#listen:}"
 		   -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:01) ;;
 connect:*) netargs=(-netdev "socket,id=n0,connect=127.0.0.1:${nic#connect:}"
 		    -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:02) ;;
-*) die "--nic wants listen:PORT or connect:PORT, not $nic" ;;
+tap:*:*:*)
+	IFS=: read -r _ tap queues macbyte <<<"$nic"
+	netargs=(-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no,vhost=off,queues=$queues"
+		 -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:$macbyte,mq=on,vectors=$((2 * queues + 2))") ;;
+*) die "--nic wants listen:PORT, connect:PORT or tap:IFNAME:QUEUES:N, not $nic" ;;
 esac
 guest_args=$(IFS=,; echo "$*")
 # init_on_free: a page freed while userspace still maps it reads as zeros,

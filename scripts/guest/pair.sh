@@ -44,19 +44,20 @@ while time.time() < deadline:
         heard_at = time.time()
 sys.exit(0 if heard_at else 1)
 PY
-# qpnic|rxe: the RDMA device on eth0 is then $rdev
+# qpnic|rxe|siw: the RDMA device on eth0 is then $rdev (siw, iWARP, has
+# no GID to wait for; only the bench's guests carry it)
 use_driver() {
 	rdma link delete "$rdev" 2>/dev/null
-	rmmod qpnic 2>/dev/null
-	rmmod rdma_rxe 2>/dev/null
-	if [ "$1" = qpnic ]; then
-		rdev=qpnicp
-		modprobe qpnic && rdma link add $rdev type qpnic netdev eth0
-	else
-		rdev=rxe0
-		modprobe rdma_rxe && rdma link add $rdev type rxe netdev eth0
-	fi
-	[ -n "$(gid_index $rdev $me)" ]
+	for m in qpnic rdma_rxe siw; do rmmod $m 2>/dev/null; done
+	case $1 in
+	qpnic) rdev=qpnicp
+		modprobe qpnic && rdma link add $rdev type qpnic netdev eth0 ;;
+	rxe) rdev=rxe0
+		modprobe rdma_rxe && rdma link add $rdev type rxe netdev eth0 ;;
+	siw) rdev=siw0
+		modprobe siw && rdma link add $rdev type siw netdev eth0
+		return ;;
+	esac && [ -n "$(gid_index $rdev $me)" ]
 }
 # res_kept FUNCTION: run a ULP's pair function ($phase names the
 # pairing); afterwards the device holds what it held before (rdma res),
