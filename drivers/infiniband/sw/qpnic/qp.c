@@ -468,8 +468,9 @@ void qpnic_qp_flush(struct qpnic_qp *qp, bool send)
 
 				wc.wr_id = READ_ONCE(wqe->wr_id);
 			}
-			notify |= qpnic_cq_push(cq, &wc, false);
+			/* the slot back before the completion shows */
 			qpnic_queue_consumed(&wq->queue);
+			notify |= qpnic_cq_push(cq, &wc, false);
 		}
 		spin_unlock_irqrestore(&wq->lock, flags);
 		/* Outside the WQ lock: a completion handler may post new work. */

@@ -96,12 +96,19 @@ void qpnic_req_complete_locked(struct qpnic_qp *qp,
 			.byte_len = wqe->length,
 			.qp = &qp->ibqp,
 		};
+		bool signal = status != IB_WC_SUCCESS ||
+			      (wqe->send_flags & IB_SEND_SIGNALED);
 
-		if (status != IB_WC_SUCCESS || (wqe->send_flags & IB_SEND_SIGNALED))
-			*notify |= qpnic_cq_push(to_qcq(qp->ibqp.send_cq), &wc, false);
 		if (qpnic_is_rd_atomic(wqe) && wqe->started && qp->req.rd_atomic)
 			qp->req.rd_atomic--;
+		/*
+		 * The slot goes back before the completion shows: a user
+		 * that polls it may post into the slot at once (a full SQ of
+		 * depth 1 found no room otherwise: post_send's ENOMEM).
+		 */
 		qpnic_queue_consumed(&qp->sq.queue);
+		if (signal)
+			*notify |= qpnic_cq_push(to_qcq(qp->ibqp.send_cq), &wc, false);
 		if (status != IB_WC_SUCCESS) {
 			qpnic_qp_error_locked(qp);
 			return;

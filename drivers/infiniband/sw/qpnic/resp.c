@@ -189,8 +189,9 @@ void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 	qpnic_resp_copy_wqe(qp, &rq);
 	wc.wr_id = qp->resp.wqe->wr_id;
 	wc.status = qpnic_resp_place_ud(qp, skb, pkt);
-	notify = qpnic_cq_push(cq, &wc, pkt->se);
+	/* the slot back first, as the requester does (qpnic_req_complete_locked) */
 	qpnic_queue_consumed(rq.queue);
+	notify = qpnic_cq_push(cq, &wc, pkt->se);
 	if (rq.srq)
 		limit = qpnic_srq_below_limit(rq.srq);
 	spin_unlock_irqrestore(rq.lock, flags);
