@@ -65,11 +65,11 @@ nvme_disconnect() {
 
 # 4 jobs of random 4 KiB..128 KiB writes at depth 32, each verified by
 # crc32c on read-back.
-nvme_fio() {
+nvme_fio() { # [JOBS DEPTH] (4 and 32)
 	local dev
 	dev=$(nvme_dev)
 	fio --thread --name=verify --filename="/dev/$dev" --direct=1 --ioengine=libaio \
-		--rw=randwrite --bs=4k-128k --size=${ULP_MIB}M --iodepth=32 --numjobs=4 \
+		--rw=randwrite --bs=4k-128k --size=${ULP_MIB}M --iodepth=${2:-32} --numjobs=${1:-4} \
 		--offset_increment=${ULP_MIB}M --verify=crc32c --verify_fatal=1 \
 		--group_reporting --output=/tmp/fio.out && grep -q 'err= 0' /tmp/fio.out && return
 	nvme_why
