@@ -9,7 +9,8 @@
 # (a multi-queue virtio-net NIC; root only). A runs SCRIPT_A with
 # argument "a", B runs SCRIPT_B with "b", each then with the ARGs. Both
 # boot KERNEL and INITRD, or B boots KERNEL_B and INITRD_B (another
-# kernel series on the other end of the wire). Logs: build/NAME-a.log, -b.log (NAME "pair" by default).
+# kernel series on the other end of the wire). Logs: build/NAME-a.log,
+# -b.log (NAME "pair" by default).
 # Exits non-zero unless both guests finish with status 0.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -50,9 +51,9 @@ fi
 pid_a=$!
 # B's QEMU connects once, at its start: wait until A's listens (on a busy
 # host that took more than the 2 s once waited here, and B came up
-# with a dead link). A probe connection would be the one A takes.
-for _ in $(seq 300); do
-	[ -n "$queues" ] && break
+# with a dead link). A probe connection would be the one A takes. (Taps
+# need no wait: the bridge is up before either.)
+[ -z "$queues" ] && for _ in $(seq 300); do
 	ss -Hltn "sport = :$port" | grep -q . && break
 	kill -0 $pid_a 2>/dev/null || break
 	sleep 0.1

@@ -130,11 +130,9 @@ perf() { # driver dev metric column program args...
 # kernel reports in /proc/cpuinfo, the one perftest itself uses when its
 # measurement agrees with it.
 lat() { # driver dev metric program args...
-	local drv=$1 dev=$2 metric=$3 mhz v
+	local drv=$1 dev=$2 metric=$3 v
 	shift 3
-	mhz=$(awk -F: '/^cpu MHz/ {printf "%.3f", $2; exit}' /proc/cpuinfo)
-	v=$(perf_line "$dev" "$@" -C |
-		awk -v mhz="$mhz" 'mhz > 0 && $5 ~ /^[0-9.]+$/ {printf "%.2f", $5 / mhz}')
+	v=$(perf_line "$dev" "$@" -C | typical_usec)
 	bench "$metric" "$drv" "${v:-failed}"
 }
 

@@ -41,7 +41,7 @@ check "peer $role: eth0 has 4 queue pairs" bash -c \
 # result line ("size iters peak avg msgrate" for bandwidth tests; for a
 # latency test, run with -C, the typical cycles over the CPU clock).
 pt() { # driver metric col|lat program args...
-	local drv=$1 metric=$2 col=$3 line mhz srv
+	local drv=$1 metric=$2 col=$3 line srv
 	shift 3
 	if [ "$role" = a ]; then
 		a_serves || return
@@ -56,11 +56,10 @@ pt() { # driver metric col|lat program args...
 	line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 |
 		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
 	if [ "$col" = lat ]; then
-		mhz=$(awk -F: '/^cpu MHz/ {printf "%.3f", $2; exit}' /proc/cpuinfo)
-		line=$(echo "$line" | awk -v m="$mhz" 'm > 0 && $5 ~ /^[0-9.]+$/ {printf "%.2f", $5 / m}')
-		col=1
+		line=$(echo "$line" | typical_usec)
+	else
+		line=$(echo "$line" | awk -v c="$col" '{print $c}')
 	fi
-	line=$(echo "$line" | awk -v c="$col" '{print $c}')
 	bench "$metric" "$drv" "${line:-failed}"
 }
 

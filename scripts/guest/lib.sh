@@ -193,6 +193,15 @@ gid_index() {
 	echo "$idx"
 }
 
+# stdin: a perftest latency result line taken with -C (cycles); stdout:
+# its typical figure in microseconds by the kernel's CPU clock (bench.sh
+# says why not perftest's own), or nothing.
+typical_usec() {
+	local mhz
+	mhz=$(awk -F: '/^cpu MHz/ {printf "%.3f", $2; exit}' /proc/cpuinfo)
+	awk -v mhz="$mhz" 'mhz > 0 && $5 ~ /^[0-9.]+$/ {printf "%.2f", $5 / mhz}'
+}
+
 # pingpong NAME PROGRAM ARGS...: server and client of an rdma-core
 # pingpong example on $dev through GID index $gid, talking over TCP on
 # localhost at port $port + 1 (it advances $port).
