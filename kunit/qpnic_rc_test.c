@@ -267,7 +267,10 @@ static void qpnic_uc_traffic(struct kunit *test)
 	rc_traffic(test, &o);
 }
 
-/* The faulty wire: drop every fifth packet, or deliver every one twice. */
+/*
+ * The faulty wire: lose every fifth packet (mode 0), deliver every one
+ * twice (1), or have the sending host refuse every fifth one (2).
+ */
 static atomic_t rc_wire_count;
 static unsigned int rc_wire_mode;
 
@@ -275,15 +278,19 @@ static unsigned int rc_wire(const struct sk_buff *skb)
 {
 	unsigned int n = atomic_inc_return(&rc_wire_count);
 
-	if (rc_wire_mode == 0)
-		return n % 5 ? 1 : 0;
-	return 2;
+	if (rc_wire_mode == 1)
+		return 2;
+	if (n % 5)
+		return 1;
+	return rc_wire_mode == 2 ? QPNIC_LO_REFUSED : 0;
 }
 
 static void rc_faulty(struct kunit *test, unsigned int mode)
 {
 	u64 retrans = qpnic_test_counter(test, rc.ibdev, "tx_retransmits");
 	u64 dups = qpnic_test_counter(test, rc.ibdev, "rx_duplicate_requests");
+	u64 refused = qpnic_test_counter(test, rc.ibdev, "tx_drop_stack");
+	u64 naks = qpnic_test_counter(test, rc.ibdev, "rx_seq_naks");
 	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0x10, .retry_cnt = 7,
 			     .timeout = 12 };
 
@@ -295,9 +302,19 @@ static void rc_faulty(struct kunit *test, unsigned int mode)
 	if (mode == 0)
 		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
 							 "tx_retransmits"), retrans);
-	else
+	else if (mode == 1)
 		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
 							 "rx_duplicate_requests"), dups);
+	if (mode != 2)
+		return;
+	/*
+	 * The requester went back to each refused request at once, before
+	 * sending what follows it: the responder never saw a gap to NAK.
+	 */
+	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev, "tx_drop_stack"),
+			refused);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "rx_seq_naks"),
+			naks);
 }
 
 static void qpnic_rc_lossy_wire(struct kunit *test)
@@ -308,6 +325,11 @@ static void qpnic_rc_lossy_wire(struct kunit *test)
 static void qpnic_rc_duplicating_wire(struct kunit *test)
 {
 	rc_faulty(test, 1);
+}
+
+static void qpnic_rc_refused_by_host(struct kunit *test)
+{
+	rc_faulty(test, 2);
 }
 
 /*
@@ -1143,6 +1165,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_uc_traffic),
 	KUNIT_CASE(qpnic_rc_lossy_wire),
 	KUNIT_CASE(qpnic_rc_duplicating_wire),
+	KUNIT_CASE(qpnic_rc_refused_by_host),
 	KUNIT_CASE(qpnic_rc_rnr),
 	KUNIT_CASE(qpnic_rc_remote_access),
 	KUNIT_CASE(qpnic_rc_atomic_refused),

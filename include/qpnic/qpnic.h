@@ -20,8 +20,11 @@ void qpnic_rcv(struct sk_buff *skb);
 /*
  * A faulty wire for the data-path suite: called for every packet sent to
  * a GID of the sending device (skb->data at the IP header), it returns how
- * many copies to deliver: 0 drops the packet, 2 duplicates it.
+ * many copies to deliver: 0 loses the packet, 2 duplicates it, and
+ * QPNIC_LO_REFUSED has the sending host refuse it, as a full transmit
+ * queue does (the sender learns of it).
  */
+#define QPNIC_LO_REFUSED	(~0U)
 typedef unsigned int (*qpnic_lo_hook_t)(const struct sk_buff *skb);
 extern qpnic_lo_hook_t qpnic_kunit_lo_hook;
 /*

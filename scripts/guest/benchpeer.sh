@@ -72,16 +72,40 @@ txq_packets() {
 		while read -r q n; do echo $((16#$q - 1)) "$n"; done
 }
 
+# Packets eth0's qdiscs dropped so far (the root's count covers its
+# children).
+qdisc_drops() {
+	tc -s qdisc show dev eth0 | awk '/^qdisc/ {root = $0 ~ / root /}
+		root && /^ Sent/ {sub(/,$/, "", $7); print $7; exit}'
+}
+
+# qpnic's own view of a run: "NAME VALUE" for the port counters that say
+# why packets went twice.
+qpnic_resends() {
+	local c=/sys/class/infiniband/$rdev/ports/1/hw_counters
+	[ -d "$c" ] || return 0
+	for n in tx_packets tx_retransmits tx_drop_stack rx_seq_naks ack_timeouts; do
+		echo "$n $(cat "$c/$n")"
+	done
+}
+
 # The 16-QP WRITE run, with the packets each of B's transmit queues sent
-# meanwhile: the QPs' flows spread over the NIC's queues.
+# meanwhile (the QPs' flows spread over the NIC's queues) and the packets
+# B's own qdiscs dropped.
 write_q16_spread() { # driver
-	local before after
-	[ "$role" = b ] && before=$(txq_packets)
+	local before after drops counters
+	if [ "$role" = b ]; then
+		before=$(txq_packets) drops=$(qdisc_drops) counters=$(qpnic_resends)
+	fi
 	pt "$1" write_bw_64k_q16_MBps 4 ib_write_bw -s 65536 -n 200 -q 16
 	[ "$role" = b ] || return
 	after=$(txq_packets)
 	join <(echo "$before" | sort) <(echo "$after" | sort) |
 		while read -r q n0 n1; do bench "txq${q}_packets_write_64k_q16" "$1" $((n1 - n0)); done
+	bench qdisc_drops_write_64k_q16 "$1" $(($(qdisc_drops) - drops))
+	[ -n "$counters" ] && echo "@@ $1 counters over the 16-QP WRITE run:" \
+		$(join <(echo "$counters" | sort) <(qpnic_resends | sort) |
+			awk '{printf "%s=%d ", $1, $3 - $2}')
 }
 
 data_path() { # driver

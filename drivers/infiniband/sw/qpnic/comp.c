@@ -331,9 +331,9 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		trace_qpnic_rnr_wait(&qp->ibqp, pkt->psn, qpnic_rnr_usecs[syndrome & 0x1f],
 				     qp->comp.rnr_retries);
 		qpnic_req_rewind(qp, pkt->psn);
-		qp->req.rnr_wait = true;
+		qp->req.paused = true;
 		del_timer(&qp->comp.retrans_timer);
-		mod_timer(&qp->comp.rnr_timer, jiffies +
+		mod_timer(&qp->comp.resume_timer, jiffies +
 			  max(1UL, usecs_to_jiffies(qpnic_rnr_usecs[syndrome & 0x1f])));
 		goto out;
 	case QPNIC_AETH_NAK:
@@ -400,13 +400,13 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 		qpnic_req_kick(qp);
 }
 
-static void qpnic_rnr_timeout(struct timer_list *t)
+static void qpnic_resume_timeout(struct timer_list *t)
 {
-	struct qpnic_qp *qp = from_timer(qp, t, comp.rnr_timer);
+	struct qpnic_qp *qp = from_timer(qp, t, comp.resume_timer);
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
-	qp->req.rnr_wait = false;
+	qp->req.paused = false;
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (!qp->dying)
 		qpnic_req_kick(qp);
@@ -415,7 +415,7 @@ static void qpnic_rnr_timeout(struct timer_list *t)
 void qpnic_comp_init(struct qpnic_qp *qp)
 {
 	timer_setup(&qp->comp.retrans_timer, qpnic_retrans_timeout, 0);
-	timer_setup(&qp->comp.rnr_timer, qpnic_rnr_timeout, 0);
+	timer_setup(&qp->comp.resume_timer, qpnic_resume_timeout, 0);
 }
 
 /*
@@ -425,5 +425,5 @@ void qpnic_comp_init(struct qpnic_qp *qp)
 void qpnic_comp_stop(struct qpnic_qp *qp)
 {
 	del_timer_sync(&qp->comp.retrans_timer);
-	del_timer_sync(&qp->comp.rnr_timer);
+	del_timer_sync(&qp->comp.resume_timer);
 }

@@ -220,31 +220,37 @@ static void qpnic_push_udp_ip(const struct qpnic_av *av, struct sk_buff *skb,
  */
 static DEFINE_PER_CPU(struct qpnic_dev *, qpnic_loopback_inline);
 
-/* Queue @skb for delivery, or drop it when the queue is full. */
-static void qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
+/* Queue @skb for delivery, or drop it (false) when the queue is full. */
+static bool qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
 {
 	/* racing senders may each pass the limit by one */
 	if (skb_queue_len_lockless(&qdev->loopback_q) >= QPNIC_LOOPBACK_MAX) {
 		qpnic_drop(qdev, QPNIC_CNT_LOOPBACK_DROPS, NULL);
 		kfree_skb(skb);
-		return;
+		return false;
 	}
 	skb_queue_tail(&qdev->loopback_q, skb);
+	return true;
 }
 
 /*
  * Send the packet qpnic_skb_alloc() gave: skb->data at the BTH, the
  * packet put up to and including the ICRC's place. Consumes the skb.
- * BH context or process context, interrupts on.
+ * False when this host dropped it (no route, a full queue, a device
+ * down): the sender may wait before sending again, where a packet lost
+ * on the wire shows only as the peer's NAK or silence. BH context or
+ * process context, interrupts on.
  */
-void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
+bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		    struct sk_buff *skb, u16 sport)
 {
 	unsigned int iplen = qpnic_ip_hdr_len(av);
+	bool queued = true;
 	__le32 icrc;
+	int err;
 
 	if (!av->loopback && !qpnic_skb_route(qdev, av, skb))
-		return;
+		return false;
 	trace_qpnic_pkt_send(&qdev->ibdev, skb->data, skb->len);
 	qpnic_push_udp_ip(av, skb, sport);
 	/*
@@ -265,6 +271,11 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		qpnic_lo_hook_t hook = READ_ONCE(qpnic_kunit_lo_hook);
 		unsigned int copies = hook ? hook(skb) : 1;
 
+		if (copies == QPNIC_LO_REFUSED) {
+			qpnic_drop(qdev, QPNIC_CNT_TX_DROP_STACK, NULL);
+			kfree_skb(skb);
+			return false;
+		}
 		/* the receive path takes the packet at its UDP header */
 		__skb_pull(skb, iplen);
 		while (copies-- > 1) {
@@ -273,25 +284,31 @@ void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 			if (dup)
 				qpnic_loopback_queue(qdev, dup);
 		}
-		if (copies)	/* the hook dropped it */
+		if (copies)	/* the hook lost it, as a wire would */
 			kfree_skb(skb);
 		else
-			qpnic_loopback_queue(qdev, skb);
+			queued = qpnic_loopback_queue(qdev, skb);
 		/* (an inline section on this CPU delivers it before it ends) */
 		if (this_cpu_read(qpnic_loopback_inline) != qdev)
 			queue_work(qpnic_wq, &qdev->loopback_work);
-		return;
+		return queued;
 	}
 	icrc = cpu_to_le32(qpnic_icrc(skb, iplen + sizeof(struct udphdr)));
 	memcpy(skb_tail_pointer(skb) - QPNIC_ICRC_LEN, &icrc, sizeof(icrc));
 	skb->ip_summed = CHECKSUM_NONE;
 	if (av->network_type == RDMA_NETWORK_IPV4) {
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-		ip_local_out(&init_net, NULL, skb);
+		err = ip_local_out(&init_net, NULL, skb);
 	} else {
 		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-		ip6_local_out(&init_net, NULL, skb);
+		err = ip6_local_out(&init_net, NULL, skb);
 	}
+	/* NET_XMIT_CN: queued, though the queue is congested */
+	if (err && err != NET_XMIT_CN) {
+		qpnic_drop(qdev, QPNIC_CNT_TX_DROP_STACK, NULL);
+		return false;
+	}
+	return true;
 }
 
 /*

@@ -502,7 +502,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->req.psn = qp->attr.sq_psn;
 		qp->req.max_psn = qp->attr.sq_psn;
 		qp->req.rd_atomic = 0;
-		qp->req.rnr_wait = false;
+		qp->req.paused = false;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.rewound = false;
 		qp->comp.backoff = 0;

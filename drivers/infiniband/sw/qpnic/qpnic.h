@@ -91,6 +91,7 @@ enum qpnic_counter {
 	QPNIC_CNT_TX_PACKETS,
 	QPNIC_CNT_TX_DROP_NO_ROUTE,
 	QPNIC_CNT_TX_DROP_NO_MEM,
+	QPNIC_CNT_TX_DROP_STACK,
 	QPNIC_CNT_LOOPBACK_PACKETS,
 	QPNIC_CNT_TX_RETRANSMITS,
 	QPNIC_CNT_ACK_TIMEOUTS,
@@ -369,7 +370,7 @@ struct qpnic_qp {
 		u32 psn;		/* the next PSN to send */
 		u32 rd_atomic;		/* READs started and not completed */
 		u32 max_psn;		/* one past the highest PSN sent */
-		bool rnr_wait;		/* an RNR NAK: wait for rnr_timer */
+		bool paused;		/* RNR NAK, refused packet: resume_timer */
 	} req;
 	/* completer (comp.c), under sq.lock */
 	struct {
@@ -380,7 +381,7 @@ struct qpnic_qp {
 		u32 rewound_psn;	/* the last go-back point ... */
 		bool rewound;		/* ... taken since the last progress */
 		struct timer_list retrans_timer;
-		struct timer_list rnr_timer;
+		struct timer_list resume_timer;
 	} comp;
 	/* flushes and raises events after the transport changed the state */
 	struct work_struct async_work;
@@ -579,7 +580,7 @@ int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
 		  const struct rdma_ah_attr *attr);
 struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 				const struct qpnic_av *av, unsigned int len);
-void qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
+bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		    struct sk_buff *skb, u16 sport);
 void qpnic_loopback_work(struct work_struct *work);
 bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev);
@@ -635,7 +636,7 @@ void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 struct sk_buff *qpnic_pkt_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
 				struct qpnic_hdr_fields *f, u32 paylen,
 				u8 **payload);
-void qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
+bool qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
 		    struct sk_buff *skb, u32 dqpn);
 bool qpnic_req_head_error(struct qpnic_qp *qp, bool *notify);
 

@@ -72,11 +72,13 @@ struct sk_buff *qpnic_pkt_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
 	return skb;
 }
 
-void qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
+/* False when this host dropped the packet (see qpnic_skb_send()). */
+bool qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
 		    struct sk_buff *skb, u32 dqpn)
 {
-	qpnic_skb_send(to_qdev(qp->ibqp.device), av, skb,
-		       rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num, dqpn));
+	return qpnic_skb_send(to_qdev(qp->ibqp.device), av, skb,
+			      rdma_get_udp_sport(av->flow_label,
+						 qp->ibqp.qp_num, dqpn));
 }
 
 /*
@@ -171,7 +173,7 @@ found:
 	qp->req.next = index;
 	qp->req.offset = offset;
 	qp->req.psn = psn;
-	qp->req.rnr_wait = false;
+	qp->req.paused = false;
 }
 
 static u8 qpnic_send_opcode(const struct qpnic_send_wqe *wqe, bool first,
@@ -280,7 +282,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		return false;
 	}
 	if (rc) {
-		if (qp->req.rnr_wait ||
+		if (qp->req.paused ||
 		    qpnic_psn_diff(psn, qp->comp.psn) >= QPNIC_MAX_UNACKED)
 			return false;
 		if (!wqe->started &&
@@ -506,6 +508,32 @@ static bool qpnic_req_sends(struct qpnic_qp *qp)
 				   qpnic_sq_wqe(qp, qp->req.next)->started));
 }
 
+/*
+ * This host dropped RC packet @psn (its transmit queue full, most often):
+ * go back to it and wait a tick, so the queue drains and the packet goes
+ * again before anything after it. Sending on would only have the peer
+ * drop everything after the gap and NAK it, and a whole window go again.
+ * Not if the completer moved the requester while the packet was out of
+ * the lock: its rewind or ACK stands.
+ */
+static void qpnic_req_refused(struct qpnic_qp *qp, u32 psn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (!qp->dying &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	    qpnic_psn_diff(qp->req.psn, psn) > 0 &&
+	    qpnic_psn_diff(psn, qp->comp.psn) >= 0) {
+		qpnic_req_rewind(qp, psn);
+		if (qp->req.psn == psn) {
+			qp->req.paused = true;
+			mod_timer(&qp->comp.resume_timer, jiffies + 1);
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
 /* One run: returns true when the budget ran out with work left. */
 static bool qpnic_req_run(struct qpnic_qp *qp)
 {
@@ -541,8 +569,9 @@ static bool qpnic_req_run(struct qpnic_qp *qp)
 		if (!claimed)
 			return false;
 		/* @p's WQE may be gone now: only the skb and the route go on */
-		if (skb)
-			qpnic_pkt_send(qp, &p.av, skb, p.f.dqpn);
+		if (skb && !qpnic_pkt_send(qp, &p.av, skb, p.f.dqpn) &&
+		    qp->ibqp.qp_type == IB_QPT_RC)
+			qpnic_req_refused(qp, p.f.psn);
 	}
 }
 
