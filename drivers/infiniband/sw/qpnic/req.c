@@ -593,11 +593,14 @@ void qpnic_req_kick(struct qpnic_qp *qp)
 		return;
 	local_bh_disable();
 	/*
-	 * A user QP's poster holds no lock of anyone's: its packets to this
-	 * device are delivered here too, sparing each a work item's wake-up.
-	 * (A kernel ULP may post under a lock its own handlers take.)
+	 * Packets to this device are delivered here too, sparing each a
+	 * work item's wake-up. The delivery calls completion and event
+	 * handlers, which a ULP must allow in any context with interrupts
+	 * on (hardware calls them from its interrupt): a poster holding a
+	 * lock its handlers take holds it with interrupts off, and then
+	 * the work item runs all this (above).
 	 */
-	inline_lo = qp->user && qpnic_loopback_inline_begin(qdev);
+	inline_lo = qpnic_loopback_inline_begin(qdev);
 	do {
 		atomic_set(&qp->req.runs, 1);
 		more = qpnic_req_run(qp);
