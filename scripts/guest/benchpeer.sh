@@ -83,7 +83,7 @@ qdisc_drops() {
 # why packets went twice.
 qpnic_resends() {
 	local c=/sys/class/infiniband/$rdev/ports/1/hw_counters
-	[ -d "$c" ] || return 0
+	[ -e "$c/tx_drop_stack" ] || return 0	# not qpnic
 	for n in tx_packets tx_retransmits tx_drop_stack rx_seq_naks ack_timeouts; do
 		echo "$n $(cat "$c/$n")"
 	done
