@@ -384,19 +384,20 @@ static void qpnic_race_ud_flush_reset_repost(struct kunit *test)
 }
 
 /*
- * Lose every ACK during three timer ticks of every eight: the sender
- * stalls, the ACK timeout (two ticks at least) resends, and the ACKs of
- * the resends complete WQEs the requester is still resending. (Losing
- * single ACKs provokes nothing: a poster delivers its loopback packets
- * itself, so the next ACK comes at once and covers the lost one. A
- * window longer than retry_cnt timeouts would end the QP, as it should.)
+ * Lose every ACK during six timer ticks of every sixteen: the ACK timeout
+ * (two ticks at least, then doubling) expires inside the window whatever
+ * the posting rate, the requester resends, and the ACKs of the resends
+ * complete WQEs it is still resending. (Losing single ACKs provokes
+ * nothing: a poster delivers its loopback packets itself, so the next
+ * ACK comes at once and covers the lost one. A window longer than
+ * retry_cnt timeouts would end the QP, as it should.)
  */
 static unsigned int race_lose_acks(const struct sk_buff *skb)
 {
 	const u8 *ip = skb_network_header(skb);
 	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
 
-	if (bth[0] == QPNIC_ACKNOWLEDGE && jiffies % 8 < 3)
+	if (bth[0] == QPNIC_ACKNOWLEDGE && jiffies % 16 < 6)
 		return 0;
 	return 1;
 }
@@ -410,15 +411,20 @@ static void qpnic_race_rc_retransmit_complete_repost(struct kunit *test)
 {
 	static int (*const fns[])(void *) = { race_refiller };
 	struct race_ctx *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
-	u64 retrans = qpnic_test_counter(test, race.ibdev, "tx_retransmits");
+	u64 base = qpnic_test_counter(test, race.ibdev, "tx_retransmits");
+	u64 retrans = 0;
+	int round;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	race_setup(test, c, IB_QPT_RC);
 	WRITE_ONCE(qpnic_kunit_lo_hook, race_lose_acks);
-	race_run(test, c, fns, ARRAY_SIZE(fns));
+	/* how often a timeout beats a window's end varies: go on until 10 */
+	for (round = 0; round < 5 && retrans < 10; round++) {
+		race_run(test, c, fns, ARRAY_SIZE(fns));
+		retrans = qpnic_test_counter(test, race.ibdev, "tx_retransmits") - base;
+	}
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
 	race_teardown(c);
-	retrans = qpnic_test_counter(test, race.ibdev, "tx_retransmits") - retrans;
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->bad), 0, "first: %s", c->first_bad);
 	KUNIT_EXPECT_GE(test, atomic_read(&c->received), 50);
 	KUNIT_EXPECT_GE(test, retrans, 10ULL);
