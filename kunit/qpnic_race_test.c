@@ -385,9 +385,10 @@ static void qpnic_race_ud_flush_reset_repost(struct kunit *test)
 
 /*
  * Lose every ACK during six timer ticks of every sixteen: the ACK timeout
- * (two ticks at least, then doubling) expires inside the window whatever
- * the posting rate, the requester resends, and the ACKs of the resends
- * complete WQEs it is still resending. (Losing single ACKs provokes
+ * (two ticks at least, then doubling) most often expires inside the
+ * window, the requester resends, and the ACKs of the resends complete
+ * WQEs it is still resending (the case repeats its run until it saw
+ * enough resends). (Losing single ACKs provokes
  * nothing: a poster delivers its loopback packets itself, so the next
  * ACK comes at once and covers the lost one. A window longer than
  * retry_cnt timeouts would end the QP, as it should.)

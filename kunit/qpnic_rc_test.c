@@ -9,6 +9,7 @@
  */
 #include <kunit/test.h>
 #include <linux/cpumask.h>
+#include <linux/ipv6.h>
 #include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -1113,6 +1114,130 @@ static void qpnic_rc_answers_behind_read_in_order(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/*
+ * A NIC that keeps what it is given until the test frees it: the packets
+ * one QP has in this host's stack.
+ */
+static struct sk_buff_head rc_nic_held;
+static atomic_t rc_nic_sent;
+
+static netdev_tx_t rc_nic_hold(struct sk_buff *skb, struct net_device *ndev)
+{
+	/* (the netdev's own IPv6 chatter, MLD reports, is not the QP's) */
+	if (skb->protocol != htons(ETH_P_IPV6) ||
+	    ipv6_hdr(skb)->nexthdr != IPPROTO_UDP) {
+		dev_kfree_skb_any(skb);
+		return NETDEV_TX_OK;
+	}
+	atomic_inc(&rc_nic_sent);
+	skb_queue_tail(&rc_nic_held, skb);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops rc_nic_ops = {
+	.ndo_start_xmit = rc_nic_hold,
+};
+
+/* Wait up to 2 s for the NIC to hold @n packets, and 20 ms for more. */
+static u32 rc_nic_wait(u32 n)
+{
+	unsigned long end = jiffies + 2 * HZ;
+
+	while (skb_queue_len(&rc_nic_held) < n && time_before(jiffies, end))
+		usleep_range(500, 1000);
+	msleep(20);
+	return skb_queue_len(&rc_nic_held);
+}
+
+/*
+ * One QP streams WRITEs to a peer on the wire through a NIC that frees
+ * nothing on its own. The QP stops at 64 packets in the stack (not at its
+ * 256 PSNs in flight) and sends on as soon as they are freed, a full
+ * window after three rounds; no packet is dropped on the way. Destroying
+ * the QP with 64 packets still held returns at once, and the packets
+ * freed after it find their flow, not the QP.
+ */
+static void qpnic_rc_stack_backpressure(struct kunit *test)
+{
+	union ib_gid peer = { .global = {
+		.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL),
+		.interface_id = cpu_to_be64(0x0200000000000001ULL) } };
+	const struct qpnic_test_rc_path path = {
+		.dgid = &peer, .rd_atomic = 1, .retry_cnt = 7, .rnr_retry = 7,
+		.timeout = 20,	/* 4.3 s: no resend while the test runs */
+	};
+	struct ib_qp_init_attr attr = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct net_device *ndev;
+	struct ib_device *ibdev;
+	u64 full0, drop0;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	union ib_gid gid;
+	int i, round;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, SZ_64K, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	skb_queue_head_init(&rc_nic_held);
+	atomic_set(&rc_nic_sent, 0);
+	/* no neighbour to resolve: packets go straight to the NIC */
+	ndev = qpnic_test_netdev_create_ops("qprcn%d", &rc_nic_ops, IFF_NOARP);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ndev));
+	KUNIT_ASSERT_EQ(test, qpnic_device_add("qpnic_rcn%d", ndev, &ibdev), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_test_gid0(ibdev, &gid), 0);
+	pd = ib_alloc_pd(ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	cq = ib_create_cq(ibdev, NULL, NULL, NULL,
+			  &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
+	attr.send_cq = cq;
+	attr.recv_cq = cq;
+	qp = ib_create_qp(pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
+	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(qp, 0x11, &path), 0);
+	full0 = qpnic_test_counter(test, ibdev, "tx_stack_full");
+	drop0 = qpnic_test_counter(test, ibdev, "tx_drop_stack");
+
+	for (i = 0; i < 8; i++) {
+		struct ib_sge sge = {
+			.addr = (uintptr_t)buf, .length = SZ_64K,
+			.lkey = pd->local_dma_lkey,
+		};
+		struct ib_rdma_wr wr = {
+			.wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+				.opcode = IB_WR_RDMA_WRITE,
+				.send_flags = IB_SEND_SIGNALED },
+			.remote_addr = 0x10000, .rkey = 0x1234,
+		};
+
+		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr.wr, NULL), 0);
+	}
+	/* 8 x 64 packets posted: the stack's share stops the first run */
+	KUNIT_EXPECT_EQ(test, rc_nic_wait(64), 64);
+	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, ibdev, "tx_stack_full"),
+			full0);
+	for (round = 1; round <= 3; round++) {
+		skb_queue_purge(&rc_nic_held);
+		KUNIT_EXPECT_EQ_MSG(test, rc_nic_wait(64), 64, "round %d", round);
+	}
+	/* 256 PSNs in flight and no ACK: the window stops it now */
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_nic_sent), 256);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, ibdev, "tx_drop_stack"),
+			drop0);
+
+	ib_destroy_qp(qp);
+	skb_queue_purge(&rc_nic_held);	/* their flow outlived the QP */
+	ib_destroy_cq(cq);
+	ib_dealloc_pd(pd);
+	qpnic_device_remove(ibdev);
+	qpnic_test_netdev_destroy(ndev);
+}
+
 static int qpnic_rc_suite_init(struct kunit_suite *suite)
 {
 	int err;
@@ -1166,6 +1291,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_lossy_wire),
 	KUNIT_CASE(qpnic_rc_duplicating_wire),
 	KUNIT_CASE(qpnic_rc_refused_by_host),
+	KUNIT_CASE(qpnic_rc_stack_backpressure),
 	KUNIT_CASE(qpnic_rc_rnr),
 	KUNIT_CASE(qpnic_rc_remote_access),
 	KUNIT_CASE(qpnic_rc_atomic_refused),

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers the qpnic KUnit suites share: a test netdev that drops what it
- * transmits, QP moves through INIT, RTR and RTS looping back to a
- * link-local GID, the port counters by name, a CQ poll with a deadline and
- * the device's default GID.
+ * transmits (or does what a suite's ops say), QP moves through INIT, RTR
+ * and RTS looping back to a link-local GID, the port counters by name, a
+ * CQ poll with a deadline and the device's default GID.
  */
 #ifndef QPNIC_TEST_UTIL_H
 #define QPNIC_TEST_UTIL_H
@@ -57,7 +57,10 @@ static const struct net_device_ops __maybe_unused qpnic_test_netdev_ops = {
 	.ndo_start_xmit = qpnic_test_xmit,
 };
 
-static inline struct net_device *qpnic_test_netdev_create(const char *name)
+/* An Ethernet test netdev, up, with @ops and the extra @flags. */
+static inline struct net_device *
+qpnic_test_netdev_create_ops(const char *name, const struct net_device_ops *ops,
+			     unsigned int flags)
 {
 	struct net_device *ndev;
 	int err;
@@ -65,7 +68,8 @@ static inline struct net_device *qpnic_test_netdev_create(const char *name)
 	ndev = alloc_netdev(0, name, NET_NAME_USER, ether_setup);
 	if (!ndev)
 		return ERR_PTR(-ENOMEM);
-	ndev->netdev_ops = &qpnic_test_netdev_ops;
+	ndev->netdev_ops = ops;
+	ndev->flags |= flags;
 	eth_hw_addr_random(ndev);
 	err = register_netdev(ndev);
 	if (err) {
@@ -81,6 +85,11 @@ static inline struct net_device *qpnic_test_netdev_create(const char *name)
 		return ERR_PTR(err);
 	}
 	return ndev;
+}
+
+static inline struct net_device *qpnic_test_netdev_create(const char *name)
+{
+	return qpnic_test_netdev_create_ops(name, &qpnic_test_netdev_ops, 0);
 }
 
 static inline void qpnic_test_netdev_destroy(struct net_device *ndev)

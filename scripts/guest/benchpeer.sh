@@ -84,7 +84,8 @@ qdisc_drops() {
 qpnic_resends() {
 	local c=/sys/class/infiniband/$rdev/ports/1/hw_counters
 	[ -e "$c/tx_drop_stack" ] || return 0	# not qpnic
-	for n in tx_packets tx_retransmits tx_drop_stack rx_seq_naks ack_timeouts; do
+	for n in tx_packets tx_retransmits tx_drop_stack tx_stack_full rx_seq_naks \
+		 ack_timeouts; do
 		echo "$n $(cat "$c/$n")"
 	done
 }

@@ -234,15 +234,114 @@ static bool qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
 }
 
 /*
+ * Per QP, the packets in this host's stack. 64 at most, as rdma_rxe
+ * allows: enough to keep a NIC busy, few enough that 16 QPs on one
+ * transmit queue stay within its qdisc's 1000 packets. The senders go on
+ * once a quarter is left, so they send in bursts, not a packet a wake-up.
+ */
+#define QPNIC_TX_IN_STACK_MAX	64
+#define QPNIC_TX_IN_STACK_LOW	16
+
+/* Flows alive: the destructor's code must stay until the last is freed. */
+static atomic_t qpnic_tx_flows = ATOMIC_INIT(0);
+
+struct qpnic_tx_flow *qpnic_tx_flow_alloc(struct qpnic_qp *qp, gfp_t gfp)
+{
+	struct qpnic_tx_flow *flow = kzalloc(sizeof(*flow), gfp);
+
+	if (!flow)
+		return NULL;
+	refcount_set(&flow->ref, 1);
+	spin_lock_init(&flow->lock);
+	flow->qp = qp;
+	atomic_inc(&qpnic_tx_flows);
+	return flow;
+}
+
+void qpnic_tx_flow_put(struct qpnic_tx_flow *flow)
+{
+	if (!refcount_dec_and_test(&flow->ref))
+		return;
+	kfree(flow);
+	if (atomic_dec_and_test(&qpnic_tx_flows))
+		wake_up_var(&qpnic_tx_flows);
+}
+
+/* destroy_qp: packets still in the stack wake no work of the QP's. */
+void qpnic_tx_flow_detach(struct qpnic_tx_flow *flow)
+{
+	spin_lock_irq(&flow->lock);
+	flow->qp = NULL;
+	spin_unlock_irq(&flow->lock);
+}
+
+/*
+ * Whether @qp's senders (requester, READ responder) must stop: its
+ * packets fill its share of the stack. The last of them to drain past
+ * the low mark runs the senders' work items again.
+ */
+bool qpnic_tx_flow_full(struct qpnic_qp *qp)
+{
+	struct qpnic_tx_flow *flow = qp->tx_flow;
+
+	if (atomic_read(&flow->in_stack) < QPNIC_TX_IN_STACK_MAX)
+		return false;
+	WRITE_ONCE(flow->waiting, true);
+	/* the flag before the count, the destructor the other way round */
+	smp_mb();
+	if (atomic_read(&flow->in_stack) < QPNIC_TX_IN_STACK_MAX)
+		return false;
+	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_TX_STACK_FULL);
+	return true;
+}
+
+static void qpnic_tx_flow_wake(struct qpnic_tx_flow *flow)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&flow->lock, flags);
+	if (flow->waiting && flow->qp) {
+		flow->waiting = false;
+		/* never inline: this may run inside a NIC's transmit */
+		queue_work(qpnic_wq, &flow->qp->req.work);
+		queue_work(qpnic_wq, &flow->qp->resp.read_work);
+	}
+	spin_unlock_irqrestore(&flow->lock, flags);
+}
+
+/* The skb destructor: wherever the stack frees or orphans the packet. */
+static void qpnic_tx_flow_skb_freed(struct sk_buff *skb)
+{
+	struct qpnic_tx_flow *flow = skb_shinfo(skb)->destructor_arg;
+
+	rcu_read_lock();	/* module unload waits for it */
+	if (atomic_dec_return(&flow->in_stack) <= QPNIC_TX_IN_STACK_LOW &&
+	    READ_ONCE(flow->waiting))
+		qpnic_tx_flow_wake(flow);
+	qpnic_tx_flow_put(flow);
+	rcu_read_unlock();
+}
+
+static void qpnic_tx_flow_charge(struct qpnic_tx_flow *flow,
+				 struct sk_buff *skb)
+{
+	atomic_inc(&flow->in_stack);
+	refcount_inc(&flow->ref);
+	skb_shinfo(skb)->destructor_arg = flow;
+	skb->destructor = qpnic_tx_flow_skb_freed;
+}
+
+/*
  * Send the packet qpnic_skb_alloc() gave: skb->data at the BTH, the
  * packet put up to and including the ICRC's place. Consumes the skb.
  * False when this host dropped it (no route, a full queue, a device
  * down): the sender may wait before sending again, where a packet lost
- * on the wire shows only as the peer's NAK or silence. BH context or
- * process context, interrupts on.
+ * on the wire shows only as the peer's NAK or silence. A packet that
+ * leaves through a NIC counts in @flow until the stack frees it. BH
+ * context or process context, interrupts on.
  */
 bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
-		    struct sk_buff *skb, u16 sport)
+		    struct sk_buff *skb, u16 sport, struct qpnic_tx_flow *flow)
 {
 	unsigned int iplen = qpnic_ip_hdr_len(av);
 	bool queued = true;
@@ -296,6 +395,7 @@ bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	icrc = cpu_to_le32(qpnic_icrc(skb, iplen + sizeof(struct udphdr)));
 	memcpy(skb_tail_pointer(skb) - QPNIC_ICRC_LEN, &icrc, sizeof(icrc));
 	skb->ip_summed = CHECKSUM_NONE;
+	qpnic_tx_flow_charge(flow, skb);
 	if (av->network_type == RDMA_NETWORK_IPV4) {
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 		err = ip_local_out(&init_net, NULL, skb);
@@ -466,6 +566,8 @@ int qpnic_net_init(void)
 
 void qpnic_net_exit(void)
 {
+	/* the last packets in a NIC's queue, then their destructor's code */
+	wait_var_event(&qpnic_tx_flows, !atomic_read(&qpnic_tx_flows));
 	if (qpnic_sock6)
 		udp_tunnel_sock_release(qpnic_sock6);
 	if (qpnic_sock4)

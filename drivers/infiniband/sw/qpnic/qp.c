@@ -308,7 +308,8 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 					   init->srq ? to_qsrq(init->srq)->max_sge :
 						       qp->rq.max_sge),
 			       udata ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
-	if (!qp->resp.wqe) {
+	qp->tx_flow = qpnic_tx_flow_alloc(qp, udata ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (!qp->resp.wqe || !qp->tx_flow) {
 		err = -ENOMEM;
 		goto err_queues;
 	}
@@ -323,6 +324,8 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_queues:
+	if (qp->tx_flow)
+		qpnic_tx_flow_put(qp->tx_flow);
 	kfree(qp->resp.wqe);
 	qpnic_qp_free_queues(qp);
 err_qpn:
@@ -351,6 +354,8 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qpnic_qp_free_qpn(qdev, qp);
 	qpnic_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/* Its packets in the stack queue no work from here on ... */
+	qpnic_tx_flow_detach(qp->tx_flow);
 	/* Timers, then the work they may queue; the poster is the caller. */
 	qpnic_comp_stop(qp);
 	cancel_work_sync(&qp->req.work);
@@ -368,6 +373,8 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 			ibdev_dbg(&qdev->ibdev, "destroy_qp: QP %u: %u completions purged\n",
 				  ibqp->qp_num, n);
 	}
+	/* ... and hold the flow, not the QP, until the stack frees them */
+	qpnic_tx_flow_put(qp->tx_flow);
 	kfree(qp->resp.wqe);
 	kfree(qp->resp.res);
 	qpnic_qp_free_queues(qp);

@@ -92,6 +92,7 @@ enum qpnic_counter {
 	QPNIC_CNT_TX_DROP_NO_ROUTE,
 	QPNIC_CNT_TX_DROP_NO_MEM,
 	QPNIC_CNT_TX_DROP_STACK,
+	QPNIC_CNT_TX_STACK_FULL,
 	QPNIC_CNT_LOOPBACK_PACKETS,
 	QPNIC_CNT_TX_RETRANSMITS,
 	QPNIC_CNT_ACK_TIMEOUTS,
@@ -345,6 +346,21 @@ struct qpnic_wq {
 	u32 copied;
 };
 
+/*
+ * A QP's packets in this host's stack (qdiscs, the NIC's ring): its
+ * senders stop at QPNIC_TX_IN_STACK_MAX and the packets' destructor wakes
+ * them as they drain, so a QP slows down to the NIC's pace before its
+ * own qdisc drops. The flow outlives the QP while packets hold it: a NIC
+ * that never frees them holds no destroy_qp up.
+ */
+struct qpnic_tx_flow {
+	atomic_t in_stack;		/* packets sent and not yet freed */
+	refcount_t ref;			/* the QP's, and one a packet */
+	bool waiting;			/* a sender stopped for room */
+	spinlock_t lock;		/* @qp against destroy_qp's detach */
+	struct qpnic_qp *qp;
+};
+
 struct qpnic_qp {
 	struct ib_qp ibqp;
 	refcount_t ref;
@@ -361,6 +377,7 @@ struct qpnic_qp {
 	u32 mtu;			/* path MTU in bytes (RC, UC) */
 	bool dying;			/* destroy_qp: nothing may arm or send */
 	u64 serial;			/* never reused, unlike qp_num */
+	struct qpnic_tx_flow *tx_flow;
 	/* requester (req.c); all of it under sq.lock */
 	struct {
 		atomic_t runs;		/* run requests; the runner loops while set */
@@ -581,7 +598,11 @@ int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
 struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 				const struct qpnic_av *av, unsigned int len);
 bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
-		    struct sk_buff *skb, u16 sport);
+		    struct sk_buff *skb, u16 sport, struct qpnic_tx_flow *flow);
+struct qpnic_tx_flow *qpnic_tx_flow_alloc(struct qpnic_qp *qp, gfp_t gfp);
+void qpnic_tx_flow_detach(struct qpnic_tx_flow *flow);
+void qpnic_tx_flow_put(struct qpnic_tx_flow *flow);
+bool qpnic_tx_flow_full(struct qpnic_qp *qp);
 void qpnic_loopback_work(struct work_struct *work);
 bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev);
 void qpnic_loopback_inline_deliver(struct qpnic_dev *qdev);

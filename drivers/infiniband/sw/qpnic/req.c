@@ -78,7 +78,8 @@ bool qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
 {
 	return qpnic_skb_send(to_qdev(qp->ibqp.device), av, skb,
 			      rdma_get_udp_sport(av->flow_label,
-						 qp->ibqp.qp_num, dqpn));
+						 qp->ibqp.qp_num, dqpn),
+			      qp->tx_flow);
 }
 
 /*
@@ -547,6 +548,9 @@ static bool qpnic_req_run(struct qpnic_qp *qp)
 		struct sk_buff *skb = NULL;
 		unsigned long flags;
 
+		/* the flow's destructor runs the work item once there is room */
+		if (qpnic_tx_flow_full(qp))
+			return false;
 		spin_lock_irqsave(&qp->sq.lock, flags);
 		if (qpnic_req_sends(qp) && qp->req.next != qpnic_sq_end(qp)) {
 			if (!budget--) {

@@ -840,7 +840,7 @@ void qpnic_resp_read_work(struct work_struct *work)
 	int budget;
 
 	for (budget = QPNIC_READ_BUDGET; budget; budget--) {
-		if (!qpnic_resp_read_claim(qp, &rp))
+		if (qpnic_tx_flow_full(qp) || !qpnic_resp_read_claim(qp, &rp))
 			return;
 		local_bh_disable();
 		qpnic_resp_read_send(qp, &rp);
