@@ -1149,13 +1149,22 @@ static u32 rc_nic_wait(u32 n)
 	return skb_queue_len(&rc_nic_held);
 }
 
+/* The NIC sends (frees) the @n oldest packets it holds. */
+static void rc_nic_free(u32 n)
+{
+	struct sk_buff *skb;
+
+	while (n-- && (skb = skb_dequeue(&rc_nic_held)))
+		kfree_skb(skb);
+}
+
 /*
  * One QP streams WRITEs to a peer on the wire through a NIC that frees
- * nothing on its own. The QP stops at 64 packets in the stack (not at its
- * 256 PSNs in flight) and sends on as soon as they are freed, a full
- * window after three rounds; no packet is dropped on the way. Destroying
- * the QP with 64 packets still held returns at once, and the packets
- * freed after it find their flow, not the QP.
+ * nothing on its own. The QP stops at 128 packets in the stack (not at
+ * its 256 PSNs in flight), sends on once no more than 32 are left, and
+ * then until its window is full; no packet is dropped on the way.
+ * Destroying the QP with packets still held returns at once, and the
+ * packets freed after it find their flow, not the QP.
  */
 static void qpnic_rc_stack_backpressure(struct kunit *test)
 {
@@ -1178,7 +1187,7 @@ static void qpnic_rc_stack_backpressure(struct kunit *test)
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	union ib_gid gid;
-	int i, round;
+	int i;
 	u8 *buf;
 
 	buf = kunit_kzalloc(test, SZ_64K, GFP_KERNEL);
@@ -1218,14 +1227,20 @@ static void qpnic_rc_stack_backpressure(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr.wr, NULL), 0);
 	}
 	/* 8 x 64 packets posted: the stack's share stops the first run */
-	KUNIT_EXPECT_EQ(test, rc_nic_wait(64), 64);
+	KUNIT_EXPECT_EQ(test, rc_nic_wait(128), 128);
 	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, ibdev, "tx_stack_full"),
 			full0);
-	for (round = 1; round <= 3; round++) {
-		skb_queue_purge(&rc_nic_held);
-		KUNIT_EXPECT_EQ_MSG(test, rc_nic_wait(64), 64, "round %d", round);
-	}
-	/* 256 PSNs in flight and no ACK: the window stops it now */
+	/* 38 left: above the low mark, nothing more goes */
+	rc_nic_free(90);
+	KUNIT_EXPECT_EQ(test, rc_nic_wait(0), 38);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_nic_sent), 128);
+	/* 32 left: the QP sends until 128 are held again */
+	rc_nic_free(6);
+	KUNIT_EXPECT_EQ(test, rc_nic_wait(128), 128);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_nic_sent), 224);
+	/* all sent: 256 PSNs in flight and no ACK, the window stops it */
+	rc_nic_free(128);
+	KUNIT_EXPECT_EQ(test, rc_nic_wait(32), 32);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rc_nic_sent), 256);
 	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, ibdev, "tx_drop_stack"),
 			drop0);
