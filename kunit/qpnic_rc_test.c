@@ -11,6 +11,7 @@
 #include <linux/cpumask.h>
 #include <linux/ipv6.h>
 #include <linux/jhash.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
@@ -935,6 +936,180 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/*
+ * Both ends of one RC pair stream at once, each from its own kthread,
+ * and each thread moves to the other CPU every few messages: the two
+ * directions' lanes are delivered on two CPUs at once, and one stream's
+ * packets are queued from both CPUs in turn. Every message must arrive
+ * whole and in order, and nothing may be reordered on the way: no
+ * out-of-sequence packet, no resend, no loopback drop.
+ */
+#define RC_LANE_MSGS	600
+#define RC_LANE_SLOTS	16	/* receives each end keeps posted */
+#define RC_LANE_LEN	2048	/* up to two packets at a 1024-byte MTU */
+
+struct rc_lane_end {
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct rc_lane_end *peer;
+	struct completion done;
+	atomic_t recvs_posted;	/* credits for the peer's SENDs */
+	u8 *src, *dst;		/* RC_LANE_SLOTS buffers each */
+	u32 sent, acked, received;
+	const char *bad;	/* the first thing that went wrong */
+	u32 bad_val;
+};
+
+static u32 rc_lane_len(u32 i)
+{
+	return 65 + (i * 389) % (RC_LANE_LEN - 65);
+}
+
+static bool rc_lane_recv(struct rc_lane_end *e, u32 slot)
+{
+	if (rc_post_recv(e->qp, e->dst + slot * RC_LANE_LEN, RC_LANE_LEN,
+			 slot))
+		return false;
+	atomic_inc(&e->recvs_posted);
+	return true;
+}
+
+static bool rc_lane_poll(struct rc_lane_end *e)
+{
+	u8 want[64];
+	struct ib_wc wc;
+	u32 slot, len;
+
+	if (ib_poll_cq(e->cq, 1, &wc) != 1)
+		return false;
+	if (wc.status != IB_WC_SUCCESS) {
+		e->bad = "completion status";
+		e->bad_val = wc.status;
+	} else if (wc.opcode == IB_WC_SEND) {
+		if (wc.wr_id != e->acked) {
+			e->bad = "send completed out of order";
+			e->bad_val = wc.wr_id;
+		}
+		e->acked++;
+	} else {
+		/* message i lands in receive slot i % RC_LANE_SLOTS */
+		slot = e->received % RC_LANE_SLOTS;
+		len = rc_lane_len(e->received);
+		rc_fill(want, sizeof(want), e->received);
+		if (wc.wr_id != slot || wc.byte_len != len ||
+		    memcmp(e->dst + slot * RC_LANE_LEN, want, sizeof(want)) ||
+		    e->dst[slot * RC_LANE_LEN + len - 1] != (u8)e->received) {
+			e->bad = "message out of order or damaged";
+			e->bad_val = e->received;
+		}
+		e->received++;
+		if (atomic_read(&e->recvs_posted) < RC_LANE_MSGS &&
+		    !rc_lane_recv(e, slot)) {
+			e->bad = "reposting a receive failed";
+			e->bad_val = slot;
+		}
+	}
+	return true;
+}
+
+static int rc_lane_thread(void *arg)
+{
+	struct rc_lane_end *e = arg;
+	unsigned long end = jiffies + 30 * HZ;
+	u32 cpu = 0;
+
+	while (!e->bad && (e->acked < RC_LANE_MSGS ||
+			   e->received < RC_LANE_MSGS) &&
+	       time_before(jiffies, end)) {
+		bool busy = rc_lane_poll(e);
+
+		/* a SEND only into a receive the peer has posted */
+		if (e->sent < RC_LANE_MSGS && e->sent - e->acked < 8 &&
+		    e->sent < atomic_read(&e->peer->recvs_posted)) {
+			u8 *buf = e->src + (e->sent % RC_LANE_SLOTS) * RC_LANE_LEN;
+			u32 len = rc_lane_len(e->sent);
+
+			rc_fill(buf, 64, e->sent);
+			buf[len - 1] = e->sent;
+			if (rc_post(e->qp, IB_WR_SEND, buf, len, NULL, 0, e->sent)) {
+				e->bad = "post failed";
+				e->bad_val = e->sent;
+			}
+			e->sent++;
+			busy = true;
+			if (!(e->sent % 5)) {
+				cpu = cpumask_next(cpu, cpu_online_mask);
+				if (cpu >= nr_cpu_ids)
+					cpu = cpumask_first(cpu_online_mask);
+				set_cpus_allowed_ptr(current, cpumask_of(cpu));
+			}
+		}
+		if (!busy)
+			usleep_range(20, 50);
+	}
+	if (!e->bad && (e->acked < RC_LANE_MSGS || e->received < RC_LANE_MSGS)) {
+		e->bad = "timed out; messages received";
+		e->bad_val = e->received;
+	}
+	complete(&e->done);
+	return 0;
+}
+
+static void qpnic_rc_lanes_both_ways(struct kunit *test)
+{
+	/* (an ACK timeout of 1 s: no retransmission meanwhile) */
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 18 };
+	static const char * const still[] = {
+		"rx_out_of_sequence", "rx_seq_naks", "tx_retransmits",
+		"loopback_drops", "rx_drop_stale_response",
+	};
+	struct rc_lane_end ends[2] = {};
+	u64 before[ARRAY_SIZE(still)];
+	struct task_struct *t[2];
+	struct rc_pair p;
+	u32 i, slot;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs two CPUs");
+	rc_pair_init(test, &p, &o);
+	for (i = 0; i < 2; i++) {
+		struct rc_lane_end *e = &ends[i];
+
+		e->qp = i ? p.b : p.a;
+		e->cq = i ? p.cq_b : p.cq_a;
+		e->peer = &ends[!i];
+		init_completion(&e->done);
+		e->src = kunit_kzalloc(test, RC_LANE_SLOTS * RC_LANE_LEN, GFP_KERNEL);
+		e->dst = kunit_kzalloc(test, RC_LANE_SLOTS * RC_LANE_LEN, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, e->src);
+		KUNIT_ASSERT_NOT_NULL(test, e->dst);
+		for (slot = 0; slot < RC_LANE_SLOTS; slot++)
+			KUNIT_ASSERT_TRUE(test, rc_lane_recv(e, slot));
+	}
+	for (i = 0; i < ARRAY_SIZE(still); i++)
+		before[i] = qpnic_test_counter(test, rc.ibdev, still[i]);
+	t[0] = kthread_create(rc_lane_thread, &ends[0], "qpnic_lane0");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t[0]));
+	t[1] = kthread_create(rc_lane_thread, &ends[1], "qpnic_lane1");
+	if (IS_ERR(t[1]))
+		kthread_stop(t[0]);	/* (it never ran) */
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t[1]));
+	for (i = 0; i < 2; i++)
+		wake_up_process(t[i]);
+	for (i = 0; i < 2; i++)
+		wait_for_completion(&ends[i].done);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_PTR_EQ_MSG(test, ends[i].bad, NULL, "end %u: %s (%u)",
+					i, ends[i].bad, ends[i].bad_val);
+		KUNIT_EXPECT_EQ(test, ends[i].received, RC_LANE_MSGS);
+		KUNIT_EXPECT_EQ(test, ends[i].acked, RC_LANE_MSGS);
+	}
+	for (i = 0; i < ARRAY_SIZE(still); i++)
+		KUNIT_EXPECT_EQ_MSG(test, qpnic_test_counter(test, rc.ibdev, still[i]),
+				    before[i], "%s", still[i]);
+	rc_pair_destroy(&p);
+}
+
 /* B of qpnic_rc_ack_of_destroyed_qp, destroyed from another CPU. */
 struct rc_dying {
 	struct work_struct destroy;
@@ -1321,6 +1496,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	KUNIT_CASE(qpnic_rc_inline_delivery),
 	KUNIT_CASE(qpnic_rc_acks_coalesced),
+	KUNIT_CASE(qpnic_rc_lanes_both_ways),
 	KUNIT_CASE(qpnic_rc_ack_of_destroyed_qp),
 	{}
 };

@@ -37,6 +37,7 @@ for drv in ${*:-qpnic rxe}; do
 	dev=$(dev_of $drv)
 	profiled $drv $dev send_64b ib_send_bw -s 64 -n 30000
 	profiled $drv $dev send_lat_2b ib_send_lat -s 2 -n 5000
+	profiled $drv $dev write_lat_2b ib_write_lat -s 2 -n 5000
 	profiled $drv $dev write_64k ib_write_bw -s 65536 -n 2000
 	driver_down $drv
 done

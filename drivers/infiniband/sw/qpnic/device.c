@@ -399,8 +399,7 @@ int qpnic_device_add(const char *name, struct net_device *ndev,
 	mutex_init(&qdev->mcast_lock);
 	spin_lock_init(&qdev->mcast_rx_lock);
 	INIT_LIST_HEAD(&qdev->mcast_groups);
-	skb_queue_head_init(&qdev->loopback_q);
-	INIT_WORK(&qdev->loopback_work, qpnic_loopback_work);
+	qpnic_loopback_init(qdev);
 	qdev->mtu = ib_mtu_enum_to_int(qpnic_netdev_ib_mtu(ndev));
 
 	ibdev->node_type = RDMA_NODE_IB_CA;

@@ -25,6 +25,7 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_cache.h>
 
+#include "hdr.h"
 #include "qpnic.h"
 #include "trace.h"
 
@@ -220,16 +221,39 @@ static void qpnic_push_udp_ip(const struct qpnic_av *av, struct sk_buff *skb,
  */
 static DEFINE_PER_CPU(struct qpnic_dev *, qpnic_loopback_inline);
 
-/* Queue @skb for delivery, or drop it (false) when the queue is full. */
+/*
+ * The lane of a loopback packet (@skb at its UDP header, built here):
+ * by destination QP, requests apart from answers. Packets of one stream
+ * (a requester's to its responder, a responder's back) share a lane and
+ * stay in order; packets to different QPs, or the two directions of one
+ * QP, may be delivered on two CPUs at once, as the wire path does.
+ * Consecutive QPNs (a ping-pong's two QPs) get four different lanes.
+ */
+static struct qpnic_lo_lane *qpnic_loopback_lane(struct qpnic_dev *qdev,
+						 const struct sk_buff *skb)
+{
+	const u8 *bth = skb->data + sizeof(struct udphdr);
+	u32 dqpn = qpnic_bth_dqpn(bth);
+	bool answer = qpnic_opcode_flags(bth[0]) & QPNIC_OP_ACK;
+
+	return &qdev->lo_lanes[(dqpn << 1 | answer) &
+			       (QPNIC_LOOPBACK_LANES - 1)];
+}
+
+/* Queue @skb for delivery, or drop it (false) when the device is full. */
 static bool qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
 {
+	unsigned int queued = 0, i;
+
 	/* racing senders may each pass the limit by one */
-	if (skb_queue_len_lockless(&qdev->loopback_q) >= QPNIC_LOOPBACK_MAX) {
+	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
+		queued += skb_queue_len_lockless(&qdev->lo_lanes[i].q);
+	if (queued >= QPNIC_LOOPBACK_MAX) {
 		qpnic_drop(qdev, QPNIC_CNT_LOOPBACK_DROPS, NULL);
 		kfree_skb(skb);
 		return false;
 	}
-	skb_queue_tail(&qdev->loopback_q, skb);
+	skb_queue_tail(&qpnic_loopback_lane(qdev, skb)->q, skb);
 	return true;
 }
 
@@ -420,30 +444,65 @@ qpnic_lo_hook_t qpnic_kunit_lo_hook;
 EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_hook, QPNIC_KUNIT);
 
 /*
- * Deliver up to @budget of the device's loopback packets, BH off as on
- * the wire path, unless another deliverer is at it: that one takes what
- * is queued before it stops (it looks again after letting go). Packets
- * left over go to the work item.
+ * Deliver up to *@budget of @lane's packets, BH off as on the wire path,
+ * unless another deliverer holds the lane: that one takes what is queued
+ * before it lets go (it looks again after). Returns whether it delivered
+ * any.
  */
-static void qpnic_loopback_deliver(struct qpnic_dev *qdev, int budget)
+static bool qpnic_loopback_deliver_lane(struct qpnic_dev *qdev,
+					struct qpnic_lo_lane *lane, int *budget)
 {
+	bool delivered = false;
 	struct sk_buff *skb;
 
-	while (!test_and_set_bit_lock(0, &qdev->loopback_busy)) {
+	while (*budget && !skb_queue_empty_lockless(&lane->q) &&
+	       !test_and_set_bit_lock(0, &lane->busy)) {
 		qpnic_resp_ack_batch_begin();
-		while (budget && (skb = skb_dequeue(&qdev->loopback_q))) {
-			budget--;
+		while (*budget && (skb = skb_dequeue(&lane->q))) {
+			--*budget;
+			delivered = true;
 			qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
 			qpnic_rcv_dev(qdev, skb, true);
 		}
-		/* (the ACKs it sends are queued: the next go takes them) */
+		/* (the ACKs it sends queue in other lanes, or this one) */
 		qpnic_resp_ack_batch_end();
-		clear_bit_unlock(0, &qdev->loopback_busy);
+		clear_bit_unlock(0, &lane->busy);
 		/* against a sender that queued and found the bit taken */
 		smp_mb__after_atomic();
-		if (skb_queue_empty(&qdev->loopback_q))
-			return;
-		if (!budget) {
+	}
+	return delivered;
+}
+
+/*
+ * Deliver the device's loopback packets, up to QPNIC_LOOPBACK_BUDGET in
+ * all, going over the lanes until a round finds nothing it may take (the
+ * answers of one lane's packets queue in another). Packets left over go
+ * to the work item.
+ */
+static void qpnic_loopback_deliver(struct qpnic_dev *qdev)
+{
+	int budget = QPNIC_LOOPBACK_BUDGET;
+	bool delivered;
+	unsigned int i;
+
+	/*
+	 * The packets this CPU queued before the look at a lane's bit, as
+	 * the holder's letting go comes before its look at the lane: one of
+	 * the two sees the other (a failed test_and_set_bit_lock() need not
+	 * order anything).
+	 */
+	smp_mb();
+	do {
+		delivered = false;
+		for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
+			delivered |= qpnic_loopback_deliver_lane(qdev,
+								 &qdev->lo_lanes[i],
+								 &budget);
+	} while (delivered && budget);
+	if (budget)
+		return;
+	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++) {
+		if (!skb_queue_empty_lockless(&qdev->lo_lanes[i].q)) {
 			queue_work(qpnic_wq, &qdev->loopback_work);
 			return;
 		}
@@ -453,7 +512,7 @@ static void qpnic_loopback_deliver(struct qpnic_dev *qdev, int budget)
 /* Inside an inline section: deliver what is queued now. */
 void qpnic_loopback_inline_deliver(struct qpnic_dev *qdev)
 {
-	qpnic_loopback_deliver(qdev, QPNIC_LOOPBACK_BUDGET);
+	qpnic_loopback_deliver(qdev);
 }
 
 /*
@@ -471,7 +530,7 @@ bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev)
 /* End a section qpnic_loopback_inline_begin() began, delivering first. */
 void qpnic_loopback_inline_end(struct qpnic_dev *qdev)
 {
-	qpnic_loopback_deliver(qdev, QPNIC_LOOPBACK_BUDGET);
+	qpnic_loopback_deliver(qdev);
 	this_cpu_write(qpnic_loopback_inline, NULL);
 }
 
@@ -487,7 +546,7 @@ void qpnic_kunit_inline_end(struct ib_device *ibdev)
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_kunit_inline_end, QPNIC_KUNIT);
 
-void qpnic_loopback_work(struct work_struct *work)
+static void qpnic_loopback_work(struct work_struct *work)
 {
 	struct qpnic_dev *qdev = container_of(work, struct qpnic_dev,
 					      loopback_work);
@@ -496,15 +555,27 @@ void qpnic_loopback_work(struct work_struct *work)
 	if (qpnic_loopback_inline_begin(qdev))
 		qpnic_loopback_inline_end(qdev);
 	else	/* (not reached: a work item starts outside any section) */
-		qpnic_loopback_deliver(qdev, QPNIC_LOOPBACK_BUDGET);
+		qpnic_loopback_deliver(qdev);
 	local_bh_enable();
+}
+
+void qpnic_loopback_init(struct qpnic_dev *qdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
+		skb_queue_head_init(&qdev->lo_lanes[i].q);
+	INIT_WORK(&qdev->loopback_work, qpnic_loopback_work);
 }
 
 /* Device teardown: no loopback packet is delivered after this. */
 void qpnic_loopback_stop(struct qpnic_dev *qdev)
 {
+	unsigned int i;
+
 	cancel_work_sync(&qdev->loopback_work);
-	skb_queue_purge(&qdev->loopback_q);
+	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
+		skb_queue_purge(&qdev->lo_lanes[i].q);
 }
 
 static struct socket *qpnic_udp_open(bool ipv6)

@@ -34,6 +34,7 @@
  */
 #define QPNIC_LOOPBACK_MAX	1024
 #define QPNIC_LOOPBACK_BUDGET	256	/* packets a deliverer takes in a go */
+#define QPNIC_LOOPBACK_LANES	8	/* a power of 2 */
 
 /* Device limits, reported by query_device and enforced by every verb. */
 #define QPNIC_MAX_QP		0x100000U
@@ -114,6 +115,16 @@ struct qpnic_counters {
 	u64 val[QPNIC_NUM_COUNTERS];
 };
 
+/*
+ * One lane of a device's loopback packets: what goes to one set of
+ * destination QPs in one direction (requests, or the answers to them).
+ * Bit 0 of @busy: a deliverer holds the lane.
+ */
+struct qpnic_lo_lane {
+	struct sk_buff_head q;
+	unsigned long busy;
+} ____cacheline_aligned_in_smp;
+
 struct qpnic_dev {
 	struct ib_device ibdev;
 	struct list_head list;		/* qpnic_devices (device.c) */
@@ -134,13 +145,12 @@ struct qpnic_dev {
 	struct list_head mcast_groups;
 	u32 mtu;			/* the netdev's, as an IB MTU in bytes */
 	/*
-	 * Packets to a GID of this device: delivered by one deliverer at a
-	 * time (bit 0 of loopback_busy), in order, from the work item or
-	 * inline where a sender may (net.c)
+	 * Packets to a GID of this device, in lanes by destination QP and
+	 * direction: each lane delivered in order by one deliverer at a
+	 * time, from the work item or inline where a sender may (net.c)
 	 */
-	struct sk_buff_head loopback_q;
+	struct qpnic_lo_lane lo_lanes[QPNIC_LOOPBACK_LANES];
 	struct work_struct loopback_work;
-	unsigned long loopback_busy;
 	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_mw, num_ah;
 };
 
@@ -603,7 +613,7 @@ struct qpnic_tx_flow *qpnic_tx_flow_alloc(struct qpnic_qp *qp, gfp_t gfp);
 void qpnic_tx_flow_detach(struct qpnic_tx_flow *flow);
 void qpnic_tx_flow_put(struct qpnic_tx_flow *flow);
 bool qpnic_tx_flow_full(struct qpnic_qp *qp);
-void qpnic_loopback_work(struct work_struct *work);
+void qpnic_loopback_init(struct qpnic_dev *qdev);
 bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev);
 void qpnic_loopback_inline_deliver(struct qpnic_dev *qdev);
 void qpnic_loopback_inline_end(struct qpnic_dev *qdev);
