@@ -208,10 +208,14 @@ static void qpnic_disassociate_ucontext(struct ib_ucontext *ibuc)
 static void qpnic_dealloc_driver(struct ib_device *ibdev)
 {
 	struct qpnic_dev *qdev = to_qdev(ibdev);
+	struct qpnic_qp *qp;
+	unsigned long qpn;
 
 	qpnic_loopback_stop(qdev);
 	qpnic_counters_free(qdev);
 	qpnic_mcast_cleanup(qdev);
+	xa_for_each(&qdev->qps, qpn, qp)
+		qpnic_qp_abandon(qdev, qp);
 	WARN_ON(!xa_empty(&qdev->qps) || !xa_empty(&qdev->mrs) ||
 		!xa_empty(&qdev->mws) || !xa_empty(&qdev->ahs) ||
 		!xa_empty(&qdev->srqs));

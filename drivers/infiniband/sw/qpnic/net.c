@@ -638,8 +638,15 @@ int qpnic_net_init(void)
 
 void qpnic_net_exit(void)
 {
-	/* the last packets in a NIC's queue, then their destructor's code */
-	wait_var_event(&qpnic_tx_flows, !atomic_read(&qpnic_tx_flows));
+	/*
+	 * The last packets in a NIC's queue, then their destructor's code.
+	 * A qdisc frees them when its link goes down, so this ends; say so
+	 * while it lasts.
+	 */
+	while (!wait_var_event_timeout(&qpnic_tx_flows,
+				       !atomic_read(&qpnic_tx_flows), 10 * HZ))
+		pr_warn("qpnic: unload waits for %d QPs' packets a NIC still holds\n",
+			atomic_read(&qpnic_tx_flows));
 	if (qpnic_sock6)
 		udp_tunnel_sock_release(qpnic_sock6);
 	if (qpnic_sock4)

@@ -335,11 +335,13 @@ err_count:
 	return err;
 }
 
-int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+/*
+ * Stop everything of @qp's that could run later: posts, lookups, its
+ * packets' wake-ups, timers and the work they queue. The poster is the
+ * caller.
+ */
+static void qpnic_qp_quiesce(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 {
-	struct qpnic_dev *qdev = to_qdev(ibqp->device);
-	struct qpnic_qp *qp = to_qqp(ibqp);
-
 	/*
 	 * Nothing arms a timer, sends or takes a post from here on (a
 	 * completion handler may still try while the consumer polls below;
@@ -356,11 +358,33 @@ int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	/* Its packets in the stack queue no work from here on ... */
 	qpnic_tx_flow_detach(qp->tx_flow);
-	/* Timers, then the work they may queue; the poster is the caller. */
+	/* Timers, then the work they may queue. */
 	qpnic_comp_stop(qp);
 	cancel_work_sync(&qp->req.work);
 	cancel_work_sync(&qp->resp.read_work);
 	cancel_work_sync(&qp->async_work);
+}
+
+/*
+ * A kernel QP still listed when its device goes: its ULP never destroyed
+ * it (the core reports the leak). Nothing of it may run once the module
+ * is gone, and its packets' flow must not hold the module's exit.
+ */
+void qpnic_qp_abandon(struct qpnic_dev *qdev, struct qpnic_qp *qp)
+{
+	ibdev_warn(&qdev->ibdev, "QP %u was never destroyed; stopping it\n",
+		   qp->ibqp.qp_num);
+	qpnic_qp_quiesce(qdev, qp);
+	qpnic_tx_flow_put(qp->tx_flow);
+	qp->tx_flow = NULL;
+}
+
+int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct qpnic_dev *qdev = to_qdev(ibqp->device);
+	struct qpnic_qp *qp = to_qqp(ibqp);
+
+	qpnic_qp_quiesce(qdev, qp);
 	/* A kernel CQ entry must not outlive the QP it points to. */
 	if (!qp->user) {
 		u32 n;

@@ -725,6 +725,7 @@ int qpnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int qpnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int qpnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void qpnic_qp_abandon(struct qpnic_dev *qdev, struct qpnic_qp *qp);
 int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 struct qpnic_qp *qpnic_qp_get(struct qpnic_dev *qdev, u32 qpn);
 void qpnic_qp_put(struct qpnic_qp *qp);
