@@ -126,7 +126,7 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback)
 	if (drop == QPNIC_CNT_RX_MCAST) {
 		qpnic_count(qdev, QPNIC_CNT_RX_MCAST);
 		qpnic_mcast_rcv(qdev, skb, &pkt);
-		kfree_skb(skb);
+		consume_skb(skb);
 		return;
 	}
 	if (drop == QPNIC_NUM_COUNTERS) {
@@ -136,7 +136,7 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback)
 			qpnic_resp_rcv(qp, skb, &pkt);
 		} else {
 			qpnic_comp_rcv(qp, skb, &pkt);
-			kfree_skb(skb);
+			consume_skb(skb);
 		}
 		qpnic_qp_put(qp);
 		return;

@@ -1267,5 +1267,5 @@ void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		qpnic_resp_ud(qp, skb, pkt);
 	else
 		qpnic_resp_connected(qp, skb, pkt);
-	kfree_skb(skb);
+	consume_skb(skb);
 }
