@@ -344,8 +344,9 @@ static void qpnic_qp_quiesce(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 {
 	/*
 	 * Nothing arms a timer, sends or takes a post from here on (a
-	 * completion handler may still try while the consumer polls below;
-	 * a loopback pass still sends the ACK it holds for this QP).
+	 * completion handler may still try while destroy_qp lets the
+	 * consumer poll; a loopback pass still sends the ACK it holds for
+	 * this QP).
 	 */
 	spin_lock_irq(&qp->sq.lock);
 	qp->dying = true;
