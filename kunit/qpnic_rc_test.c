@@ -1333,15 +1333,17 @@ static void rc_nic_free(u32 n)
 		kfree_skb(skb);
 }
 
-/*
- * One QP streams WRITEs to a peer on the wire through a NIC that frees
- * nothing on its own. The QP stops at 128 packets in the stack (not at
- * its 256 PSNs in flight), sends on once no more than 32 are left, and
- * then until its window is full; no packet is dropped on the way.
- * Destroying the QP with packets still held returns at once, and the
- * packets freed after it find their flow, not the QP.
- */
-static void qpnic_rc_stack_backpressure(struct kunit *test)
+/* An RC QP on its own device, on a NIC that holds what it is given. */
+struct rc_nic_env {
+	struct net_device *ndev;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u8 *buf;
+};
+
+static void rc_nic_setup(struct kunit *test, struct rc_nic_env *e)
 {
 	union ib_gid peer = { .global = {
 		.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL),
@@ -1355,42 +1357,38 @@ static void qpnic_rc_stack_backpressure(struct kunit *test)
 		.cap = { .max_send_wr = 8, .max_recv_wr = 1, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct net_device *ndev;
-	struct ib_device *ibdev;
-	u64 full0, drop0;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	struct ib_qp *qp;
 	union ib_gid gid;
-	int i;
-	u8 *buf;
 
-	buf = kunit_kzalloc(test, SZ_64K, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, buf);
+	e->buf = kunit_kzalloc(test, SZ_64K, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e->buf);
 	skb_queue_head_init(&rc_nic_held);
 	atomic_set(&rc_nic_sent, 0);
 	/* no neighbour to resolve: packets go straight to the NIC */
-	ndev = qpnic_test_netdev_create_ops("qprcn%d", &rc_nic_ops, IFF_NOARP);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(ndev));
-	KUNIT_ASSERT_EQ(test, qpnic_device_add("qpnic_rcn%d", ndev, &ibdev), 0);
-	KUNIT_ASSERT_EQ(test, qpnic_test_gid0(ibdev, &gid), 0);
-	pd = ib_alloc_pd(ibdev, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
-	cq = ib_create_cq(ibdev, NULL, NULL, NULL,
-			  &(struct ib_cq_init_attr){ .cqe = 16 });
-	KUNIT_ASSERT_FALSE(test, IS_ERR(cq));
-	attr.send_cq = cq;
-	attr.recv_cq = cq;
-	qp = ib_create_qp(pd, &attr);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(qp));
-	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(qp, 0x11, &path), 0);
-	full0 = qpnic_test_counter(test, ibdev, "tx_stack_full");
-	drop0 = qpnic_test_counter(test, ibdev, "tx_drop_stack");
+	e->ndev = qpnic_test_netdev_create_ops("qprcn%d", &rc_nic_ops, IFF_NOARP);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->ndev));
+	KUNIT_ASSERT_EQ(test, qpnic_device_add("qpnic_rcn%d", e->ndev, &e->ibdev), 0);
+	KUNIT_ASSERT_EQ(test, qpnic_test_gid0(e->ibdev, &gid), 0);
+	e->pd = ib_alloc_pd(e->ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->pd));
+	e->cq = ib_create_cq(e->ibdev, NULL, NULL, NULL,
+			     &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->cq));
+	attr.send_cq = e->cq;
+	attr.recv_cq = e->cq;
+	e->qp = ib_create_qp(e->pd, &attr);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->qp));
+	KUNIT_ASSERT_EQ(test, qpnic_test_rc_connect(e->qp, 0x11, &path), 0);
+}
 
-	for (i = 0; i < 8; i++) {
+/* Post @n signaled 64 KiB WRITEs (64 packets each) on @e's QP. */
+static void rc_nic_post_writes(struct kunit *test, struct rc_nic_env *e, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
 		struct ib_sge sge = {
-			.addr = (uintptr_t)buf, .length = SZ_64K,
-			.lkey = pd->local_dma_lkey,
+			.addr = (uintptr_t)e->buf, .length = SZ_64K,
+			.lkey = e->pd->local_dma_lkey,
 		};
 		struct ib_rdma_wr wr = {
 			.wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
@@ -1399,11 +1397,41 @@ static void qpnic_rc_stack_backpressure(struct kunit *test)
 			.remote_addr = 0x10000, .rkey = 0x1234,
 		};
 
-		KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr.wr, NULL), 0);
+		KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr.wr, NULL), 0);
 	}
+}
+
+/* The QP is destroyed already; the NIC lets go of what it holds. */
+static void rc_nic_teardown(struct rc_nic_env *e)
+{
+	skb_queue_purge(&rc_nic_held);	/* their flow outlived the QP */
+	ib_destroy_cq(e->cq);
+	ib_dealloc_pd(e->pd);
+	qpnic_device_remove(e->ibdev);
+	qpnic_test_netdev_destroy(e->ndev);
+}
+
+/*
+ * One QP streams WRITEs to a peer on the wire through a NIC that frees
+ * nothing on its own. The QP stops at 128 packets in the stack (not at
+ * its 256 PSNs in flight), sends on once no more than 32 are left, and
+ * then until its window is full; no packet is dropped on the way.
+ * Destroying the QP with packets still held returns at once, and the
+ * packets freed after it find their flow, not the QP.
+ */
+static void qpnic_rc_stack_backpressure(struct kunit *test)
+{
+	struct rc_nic_env e;
+	u64 full0, drop0;
+
+	rc_nic_setup(test, &e);
+	full0 = qpnic_test_counter(test, e.ibdev, "tx_stack_full");
+	drop0 = qpnic_test_counter(test, e.ibdev, "tx_drop_stack");
+
+	rc_nic_post_writes(test, &e, 8);
 	/* 8 x 64 packets posted: the stack's share stops the first run */
 	KUNIT_EXPECT_EQ(test, rc_nic_wait(128), 128);
-	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, ibdev, "tx_stack_full"),
+	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, e.ibdev, "tx_stack_full"),
 			full0);
 	/* 38 left: above the low mark, nothing more goes */
 	rc_nic_free(90);
@@ -1417,15 +1445,68 @@ static void qpnic_rc_stack_backpressure(struct kunit *test)
 	rc_nic_free(128);
 	KUNIT_EXPECT_EQ(test, rc_nic_wait(32), 32);
 	KUNIT_EXPECT_EQ(test, atomic_read(&rc_nic_sent), 256);
-	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, ibdev, "tx_drop_stack"),
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, e.ibdev, "tx_drop_stack"),
 			drop0);
 
-	ib_destroy_qp(qp);
-	skb_queue_purge(&rc_nic_held);	/* their flow outlived the QP */
-	ib_destroy_cq(cq);
-	ib_dealloc_pd(pd);
-	qpnic_device_remove(ibdev);
-	qpnic_test_netdev_destroy(ndev);
+	ib_destroy_qp(e.qp);
+	rc_nic_teardown(&e);
+}
+
+static atomic_t rc_nic_freeing;
+
+/* The NIC on another CPU: once told, it frees what it holds, one by one. */
+static int rc_nic_freer(void *unused)
+{
+	struct sk_buff *skb;
+
+	while (!kthread_should_stop()) {
+		if (!atomic_read(&rc_nic_freeing)) {
+			cond_resched();
+			continue;
+		}
+		skb = skb_dequeue(&rc_nic_held);
+		if (skb)
+			kfree_skb(skb);	/* wakes the QP's senders at 32 left */
+		else
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * The NIC frees a stopped QP's packets while the QP is destroyed, 20
+ * times: the packets that leave 32 or fewer wake the QP's senders, and
+ * that wake-up races destroy_qp's detaching the flow and cancelling the
+ * work (KASAN and lockdep watch it). Once destroy_qp returned, nothing
+ * of the QP sends any more.
+ */
+static void qpnic_rc_stack_free_races_destroy(struct kunit *test)
+{
+	struct task_struct *freer;
+	struct rc_nic_env e;
+	int round;
+
+	for (round = 0; round < 20; round++) {
+		rc_nic_setup(test, &e);
+		rc_nic_post_writes(test, &e, 4);
+		KUNIT_ASSERT_EQ(test, rc_nic_wait(128), 128);
+		atomic_set(&rc_nic_freeing, 0);
+		freer = kthread_create(rc_nic_freer, NULL, "qpnic_nicfree");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(freer));
+		kthread_bind(freer, (raw_smp_processor_id() + 1) % nr_cpu_ids);
+		wake_up_process(freer);
+		/* the NIC frees from now, and the QP goes meanwhile */
+		atomic_set(&rc_nic_freeing, 1);
+		udelay(round * 5);
+		ib_destroy_qp(e.qp);
+		/* whatever it sent before it went, and nothing after */
+		while (skb_queue_len(&rc_nic_held))
+			usleep_range(100, 200);
+		kthread_stop(freer);
+		KUNIT_EXPECT_GE(test, atomic_read(&rc_nic_sent), 128);
+		KUNIT_EXPECT_EQ(test, rc_nic_wait(0), 0);
+		rc_nic_teardown(&e);
+	}
 }
 
 static int qpnic_rc_suite_init(struct kunit_suite *suite)
@@ -1482,6 +1563,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_duplicating_wire),
 	KUNIT_CASE(qpnic_rc_refused_by_host),
 	KUNIT_CASE(qpnic_rc_stack_backpressure),
+	KUNIT_CASE(qpnic_rc_stack_free_races_destroy),
 	KUNIT_CASE(qpnic_rc_rnr),
 	KUNIT_CASE(qpnic_rc_remote_access),
 	KUNIT_CASE(qpnic_rc_atomic_refused),
