@@ -76,8 +76,9 @@ scale() { # driver dev max
 # With PERF_CM=1 the QPs connect through rdma_cm (-R), as iWARP's siw
 # must; otherwise to the RoCEv2 GID, exchanged over TCP.
 perf_line() { # dev program args...
-	local dev=$1 prog=$2 conn peer=127.0.0.1 line srv
+	local dev=$1 prog=$2 conn peer=127.0.0.1 line srv units=
 	shift 2
+	[ "${*: -1}" = -C ] && units=cycles
 	if [ "${PERF_CM:-0}" = 1 ]; then
 		conn=(-R) peer=10.0.0.1
 	else
@@ -88,8 +89,7 @@ perf_line() { # dev program args...
 		>/tmp/perf-srv.log 2>&1 &
 	srv=$!
 	sleep 1
-	line=$(${PERF_PIN:+taskset -c 1} timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 |
-		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
+	line=$(${PERF_PIN:+taskset -c 1} timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 | perftest_result $units)
 	wait "$srv"
 	echo "$line"
 }

@@ -41,7 +41,7 @@ check "peer $role: eth0 has 4 queue pairs" bash -c \
 # result line ("size iters peak avg msgrate" for bandwidth tests; for a
 # latency test, run with -C, the typical cycles over the CPU clock).
 pt() { # driver metric col|lat program args...
-	local drv=$1 metric=$2 col=$3 line srv
+	local drv=$1 metric=$2 col=$3 line srv units=
 	shift 3
 	if [ "$role" = a ]; then
 		a_serves || return
@@ -52,9 +52,8 @@ pt() { # driver metric col|lat program args...
 		return
 	fi
 	b_measures || { bench "$metric" "$drv" failed; return; }
-	[ "$col" = lat ] && set -- "$@" -C
-	line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 |
-		awk '$1 ~ /^[0-9]+$/ && NF >= 5 {print; exit}')
+	[ "$col" = lat ] && set -- "$@" -C && units=cycles
+	line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 | perftest_result $units)
 	if [ "$col" = lat ]; then
 		line=$(echo "$line" | typical_usec)
 	else

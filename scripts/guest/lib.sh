@@ -193,6 +193,19 @@ gid_index() {
 	echo "$idx"
 }
 
+# stdin: a perftest client's output (stdout and stderr); stdout: its
+# first result line, or nothing if the figure rests on perftest's own CPU
+# clock measurement and that failed. Preempted while timing gettimeofday()
+# against the cycle counter (a busy TCG guest), perftest says
+# "Correlation coefficient r^2 < 0.9", takes the clock as 0 MHz and prints
+# bandwidths of 0.00: a failed run, not a figure. A latency taken in
+# cycles (-C, argument "cycles") does not use that clock.
+perftest_result() { # [cycles]
+	awk -v cycles="${1:-}" '/^Correlation coefficient/ && cycles == "" {bad = 1}
+	     $1 ~ /^[0-9]+$/ && NF >= 5 && line == "" {line = $0}
+	     END {if (!bad && line != "") print line}'
+}
+
 # stdin: a perftest latency result line taken with -C (cycles); stdout:
 # its typical figure in microseconds by the kernel's CPU clock (bench.sh
 # says why not perftest's own), or nothing.
