@@ -366,7 +366,7 @@ static void qpnic_dt_ud_srq(struct kunit *test)
 static atomic_t dt_flood_once;
 
 /* The first packet comes 3000 times: more than the loopback queue holds. */
-static unsigned int dt_flood(const struct sk_buff *skb)
+static unsigned int dt_flood(struct sk_buff *skb)
 {
 	return atomic_inc_return(&dt_flood_once) == 1 ? 3000 : 1;
 }

@@ -393,7 +393,7 @@ static void qpnic_race_ud_flush_reset_repost(struct kunit *test)
  * ACK comes at once and covers the lost one. A window longer than
  * retry_cnt timeouts would end the QP, as it should.)
  */
-static unsigned int race_lose_acks(const struct sk_buff *skb)
+static unsigned int race_lose_acks(struct sk_buff *skb)
 {
 	const u8 *ip = skb_network_header(skb);
 	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);

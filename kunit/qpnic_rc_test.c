@@ -15,7 +15,10 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
 #include <asm/unaligned.h>
 #include <qpnic/qpnic.h>
 #include <qpnic/wire.h>
@@ -276,7 +279,7 @@ static void qpnic_uc_traffic(struct kunit *test)
 static atomic_t rc_wire_count;
 static unsigned int rc_wire_mode;
 
-static unsigned int rc_wire(const struct sk_buff *skb)
+static unsigned int rc_wire(struct sk_buff *skb)
 {
 	unsigned int n = atomic_inc_return(&rc_wire_count);
 
@@ -327,6 +330,109 @@ static void qpnic_rc_lossy_wire(struct kunit *test)
 static void qpnic_rc_duplicating_wire(struct kunit *test)
 {
 	rc_faulty(test, 1);
+}
+
+/*
+ * A congested wire: it marks every request CE, and checks on the way
+ * that RC requests leave ECN-capable (ECT(0)) and nothing else does.
+ */
+static atomic_t rc_ce_marked, rc_wrong_ecn;
+
+static unsigned int rc_mark_ce(struct sk_buff *skb)
+{
+	const u8 *ip = skb_network_header(skb);
+	bool v4 = (ip[0] >> 4) == 4;
+	const u8 *bth = ip + (v4 ? 20 : 40) + sizeof(struct udphdr);
+	u8 ecn = (v4 ? ipv4_get_dsfield(ip_hdr(skb)) :
+		       ipv6_get_dsfield(ipv6_hdr(skb))) & INET_ECN_MASK;
+
+	if (!(qpnic_opcode_flags(bth[0]) & QPNIC_OP_REQ)) {
+		if (ecn != INET_ECN_NOT_ECT)
+			atomic_inc(&rc_wrong_ecn);
+		return 1;
+	}
+	if (ecn != INET_ECN_ECT_0 || !INET_ECN_set_ce(skb))
+		atomic_inc(&rc_wrong_ecn);
+	else
+		atomic_inc(&rc_ce_marked);
+	return 1;
+}
+
+#define RC_ECN_LEN	(256 * 1024)	/* 256 packets, a whole window */
+
+/*
+ * The responder answers CE with CNPs (at most one per 50 us); each CNP
+ * round halves the requester's window, down to 16 PSNs. All the data
+ * arrives, and it arrives without one retransmission or ACK timeout: the
+ * requester asks for ACKs at least every half window, so a cut window
+ * (16 PSNs inside a 64-packet message) is never left waiting for one.
+ */
+static void qpnic_rc_ecn(struct kunit *test)
+{
+	static const char *const names[] = {
+		"rx_ecn_marked_requests", "tx_cnps", "rx_cnps",
+		"cnp_window_cuts", "tx_retransmits", "ack_timeouts",
+	};
+	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0xffff00, .retry_cnt = 7,
+			     .timeout = 14 };	/* 67 ms: none expires early */
+	u64 before[ARRAY_SIZE(names)], d[ARRAY_SIZE(names)];
+	struct rc_pair p;
+	struct ib_wc wc;
+	u8 *src, *dst;
+	int i;
+
+	src = vmalloc(RC_ECN_LEN);
+	dst = vzalloc(RC_ECN_LEN);
+	if (!src || !dst) {
+		vfree(src);
+		vfree(dst);
+		KUNIT_FAIL(test, "no memory for the buffers");
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		before[i] = qpnic_test_counter(test, rc.ibdev, names[i]);
+	atomic_set(&rc_ce_marked, 0);
+	atomic_set(&rc_wrong_ecn, 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_mark_ce);
+	rc_traffic(test, &o);
+
+	rc_pair_init(test, &p, &o);
+	rc_fill(src, RC_ECN_LEN, 7);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE,
+					      src + i * RC_ECN_LEN / 4,
+					      RC_ECN_LEN / 4,
+					      dst + i * RC_ECN_LEN / 4,
+					      rc.pd->unsafe_global_rkey, i), 0);
+	for (i = 0; i < 4; i++)
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+				  i, &wc);
+	/* once more, with the window as the first pass left it */
+	memset(dst, 0, RC_ECN_LEN);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src, RC_ECN_LEN,
+				      dst, rc.pd->unsafe_global_rkey, 9), 0);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 9, &wc);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, RC_ECN_LEN), 0);
+	rc_pair_destroy(&p);
+	vfree(src);
+	vfree(dst);
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		d[i] = qpnic_test_counter(test, rc.ibdev, names[i]) - before[i];
+	kunit_info(test, "%d requests marked CE: %llu CNPs sent, %llu received, %llu window cuts",
+		   atomic_read(&rc_ce_marked), d[1], d[2], d[3]);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_wrong_ecn), 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&rc_ce_marked), 2 * 256);
+	KUNIT_EXPECT_EQ(test, d[0], (u64)atomic_read(&rc_ce_marked));
+	KUNIT_EXPECT_GT(test, d[1], 0ULL);
+	KUNIT_EXPECT_LE(test, d[1], d[0]);
+	KUNIT_EXPECT_EQ(test, d[2], d[1]);
+	/* 256 down to 16 takes four rounds; a round cuts once */
+	KUNIT_EXPECT_GE(test, d[3], 4ULL);
+	KUNIT_EXPECT_LE(test, d[3], d[2]);
+	KUNIT_EXPECT_EQ(test, d[4], 0ULL);
+	KUNIT_EXPECT_EQ(test, d[5], 0ULL);
 }
 
 static void qpnic_rc_refused_by_host(struct kunit *test)
@@ -450,7 +556,7 @@ static void qpnic_rc_atomic_refused(struct kunit *test)
 static u32 rc_inv_seen;
 static atomic_t rc_bad_hash;
 
-static unsigned int rc_catch_inv(const struct sk_buff *skb)
+static unsigned int rc_catch_inv(struct sk_buff *skb)
 {
 	const u8 *ip = skb_network_header(skb);
 	const u8 *udp = ip + ((ip[0] >> 4) == 4 ? 20 : 40);
@@ -619,7 +725,7 @@ static void qpnic_rc_error_events(struct kunit *test)
 static atomic_t rc_hold_wire;
 
 /* While set, nothing gets through. */
-static unsigned int rc_hold(const struct sk_buff *skb)
+static unsigned int rc_hold(struct sk_buff *skb)
 {
 	return atomic_read(&rc_hold_wire) ? 0 : 1;
 }
@@ -1191,7 +1297,7 @@ static void qpnic_rc_ack_of_destroyed_qp(struct kunit *test)
 static atomic_t rc_lost_last;
 
 /* Lose the first READ RESPONSE LAST that comes by. */
-static unsigned int rc_lose_read_last(const struct sk_buff *skb)
+static unsigned int rc_lose_read_last(struct sk_buff *skb)
 {
 	const u8 *ip = skb_network_header(skb);
 	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
@@ -1561,6 +1667,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_uc_traffic),
 	KUNIT_CASE(qpnic_rc_lossy_wire),
 	KUNIT_CASE(qpnic_rc_duplicating_wire),
+	KUNIT_CASE(qpnic_rc_ecn),
 	KUNIT_CASE(qpnic_rc_refused_by_host),
 	KUNIT_CASE(qpnic_rc_stack_backpressure),
 	KUNIT_CASE(qpnic_rc_stack_free_races_destroy),

@@ -124,7 +124,7 @@ static const char *const qpnic_rx_counter_names[] = {
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
 	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_bad_qkey",
 	"rx_drop_no_recv_wqe", "rx_drop_stale_response", "rx_out_of_sequence",
-	"rx_duplicate_requests", "tx_error_naks",
+	"rx_duplicate_requests", "tx_error_naks", "rx_cnps", "cnp_window_cuts",
 };
 
 /* Receive @s and expect exactly the counters in @bumped to rise by one. */
@@ -195,6 +195,8 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 				     .ext = QPNIC_AETH_LEN };
 	struct qpnic_rx_spec ud = { .opcode = QPNIC_UD_SEND_ONLY, .pkey = 0xffff,
 				    .ext = QPNIC_DETH_LEN, .paylen = 16 };
+	struct qpnic_rx_spec cnp = { .opcode = QPNIC_CNP, .pkey = 0xffff,
+				     .ext = QPNIC_CNP_LEN };
 	struct ib_qp *qp;
 
 	qp = ib_create_qp(rx.pd, &attr);
@@ -202,6 +204,7 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	send.dqpn = qp->qp_num;
 	ack.dqpn = qp->qp_num;
 	ud.dqpn = qp->qp_num;
+	cnp.dqpn = qp->qp_num;
 	qpnic_rx_expect(test, &send, COUNTED("rx_drop_qp_state"));	/* RESET */
 	KUNIT_ASSERT_EQ(test, qpnic_to_init(qp), 0);
 	qpnic_rx_expect(test, &send, COUNTED("rx_drop_qp_state"));	/* INIT */
@@ -212,6 +215,8 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	send.opcode = QPNIC_SEND_ONLY;
 	/* an RTR QP responds, but has sent nothing to be acknowledged */
 	qpnic_rx_expect(test, &ack, COUNTED("rx_drop_qp_state"));
+	/* nor anything a CNP could slow down */
+	qpnic_rx_expect(test, &cnp, COUNTED("rx_drop_qp_state"));
 	/* a SEND at the expected PSN with no receive WQE: RNR */
 	qpnic_rx_expect(test, &send, COUNTED("rx_packets", "rx_drop_no_recv_wqe"));
 	/* PSNs outside the expected one: ahead is a gap, behind a duplicate */
@@ -227,6 +232,18 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qpnic_to_rts(qp), 0);
 	/* an ACK for nothing sent */
 	qpnic_rx_expect(test, &ack, COUNTED("rx_packets", "rx_drop_stale_response"));
+	/*
+	 * A CNP halves the window; the next one waits for a PSN sent after
+	 * the cut to be acknowledged, so a flood of them (true or forged)
+	 * at an idle QP cuts once. A CNP carries exactly 16 reserved bytes.
+	 */
+	qpnic_rx_expect(test, &cnp, COUNTED("rx_packets", "rx_cnps", "cnp_window_cuts"));
+	qpnic_rx_expect(test, &cnp, COUNTED("rx_packets", "rx_cnps"));
+	cnp.paylen = 4;
+	qpnic_rx_expect(test, &cnp, COUNTED("rx_drop_malformed"));
+	cnp.paylen = 0;
+	cnp.dqpn = 1;		/* the GSI QP: UD does not mark its packets */
+	qpnic_rx_expect(test, &cnp, COUNTED("rx_drop_qp_type"));
 	KUNIT_EXPECT_EQ(test, ib_destroy_qp(qp), 0);
 	/* the number is free again: nobody to deliver to */
 	qpnic_rx_expect(test, &send, COUNTED("rx_drop_unknown_qp"));

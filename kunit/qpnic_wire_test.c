@@ -306,6 +306,7 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
 		0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13,
 		0x14, 0x16, 0x17, 0x1c, 0x1d, 0x20, 0x25, 0x2b, 0x64, 0x65,
+		0x81,
 	};
 	struct qpnic_hdr_fields bad = { .opcode = 0x15 };
 	u8 undefined[QPNIC_MAX_HDR_LEN];
@@ -365,6 +366,11 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, get_unaligned_be32(h), f.deth.qkey);
 			KUNIT_EXPECT_EQ(test, get_unaligned_be32(h + 4), f.deth.sqpn);
 		}
+		if (ops[i] == QPNIC_CNP) {	/* BECN set, 16 reserved zeros */
+			KUNIT_EXPECT_EQ(test, skb->data[4], QPNIC_BTH_BECN);
+			KUNIT_EXPECT_NULL(test, memchr_inv(skb->data + QPNIC_BTH_LEN,
+							   0, QPNIC_CNP_LEN));
+		}
 		kfree_skb(skb);
 	}
 	KUNIT_EXPECT_EQ(test, qpnic_hdr_build(undefined, &bad), -EINVAL);
@@ -373,8 +379,8 @@ static void qpnic_wire_build_parse_roundtrip(struct kunit *test)
 /*
  * Every opcode RoCEv2 defines, with its header bytes (BTH 12, DETH 8,
  * FETH 4, RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4;
- * IBTA table 39, and 1.5's FLUSH and ATOMIC WRITE); every other opcode is
- * undefined.
+ * IBTA table 39, and 1.5's FLUSH and ATOMIC WRITE; RoCEv2's CNP, whose 16
+ * reserved bytes parse as a header); every other opcode is undefined.
  */
 static void qpnic_wire_opcode_table(struct kunit *test)
 {
@@ -389,7 +395,7 @@ static void qpnic_wire_opcode_table(struct kunit *test)
 		{ 0x20, 12 }, { 0x21, 12 }, { 0x22, 12 }, { 0x23, 16 },
 		{ 0x24, 12 }, { 0x25, 16 }, { 0x26, 28 }, { 0x27, 12 },
 		{ 0x28, 12 }, { 0x29, 16 }, { 0x2a, 28 }, { 0x2b, 32 },
-		{ 0x64, 20 }, { 0x65, 24 },
+		{ 0x64, 20 }, { 0x65, 24 }, { 0x81, 28 },	/* CNP */
 	};
 	bool is_defined[256] = {};
 	int i;

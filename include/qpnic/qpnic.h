@@ -22,10 +22,11 @@ void qpnic_rcv(struct sk_buff *skb);
  * a GID of the sending device (skb->data at the IP header), it returns how
  * many copies to deliver: 0 loses the packet, 2 duplicates it, and
  * QPNIC_LO_REFUSED has the sending host refuse it, as a full transmit
- * queue does (the sender learns of it).
+ * queue does (the sender learns of it). It may change the IP header's
+ * ECN field, as a congested router does.
  */
 #define QPNIC_LO_REFUSED	(~0U)
-typedef unsigned int (*qpnic_lo_hook_t)(const struct sk_buff *skb);
+typedef unsigned int (*qpnic_lo_hook_t)(struct sk_buff *skb);
 extern qpnic_lo_hook_t qpnic_kunit_lo_hook;
 /*
  * An inline loopback section of @ibdev's on this CPU, BH off (as a user

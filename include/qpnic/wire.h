@@ -22,6 +22,7 @@ struct sk_buff;
 #define QPNIC_IMMDT_LEN		4
 #define QPNIC_IETH_LEN		4
 #define QPNIC_ICRC_LEN		4
+#define QPNIC_CNP_LEN		16	/* a CNP's reserved bytes after the BTH */
 /* the longest header set: BTH + AtomicETH (no opcode carries more) */
 #define QPNIC_MAX_HDR_LEN	(QPNIC_BTH_LEN + QPNIC_ATMETH_LEN)
 
@@ -45,18 +46,20 @@ enum qpnic_op_flags {
 	QPNIC_OP_FIRST		= BIT(15),
 	QPNIC_OP_MIDDLE		= BIT(16),
 	QPNIC_OP_LAST		= BIT(17),
+	QPNIC_OP_CNP		= BIT(18),	/* congestion notification */
 	QPNIC_OP_ONLY		= QPNIC_OP_FIRST | QPNIC_OP_LAST,
 };
 
 /* Header flags in the order they follow the BTH. */
 #define QPNIC_OP_HDRS	(QPNIC_OP_DETH | QPNIC_OP_FETH | QPNIC_OP_RETH | \
 			 QPNIC_OP_ATMETH | QPNIC_OP_AETH | QPNIC_OP_ATMACK | \
-			 QPNIC_OP_IMMDT | QPNIC_OP_IETH)
+			 QPNIC_OP_IMMDT | QPNIC_OP_IETH | QPNIC_OP_CNP)
 
 /* Transport class: the top three bits of an opcode. */
 #define QPNIC_OPC_RC		0x00
 #define QPNIC_OPC_UC		0x20
 #define QPNIC_OPC_UD		0x60
+#define QPNIC_OPC_CNP		0x80	/* RoCEv2 (Annex A17.9.3) */
 #define QPNIC_OPC_CLASS(op)	((op) & 0xe0)
 
 /* RC opcodes; UC uses the same low bits for SEND and WRITE. */
@@ -88,6 +91,7 @@ enum qpnic_opcode {
 	QPNIC_ATOMIC_WRITE		= 0x1d,	/* IBTA 1.5: 8 bytes, RETH */
 	QPNIC_UD_SEND_ONLY		= 0x64,
 	QPNIC_UD_SEND_ONLY_IMM		= 0x65,
+	QPNIC_CNP			= 0x81,
 };
 
 /* BTH byte 1 and byte 8 flags */
@@ -97,6 +101,7 @@ enum qpnic_opcode {
 #define QPNIC_BTH_PAD_MASK	0x30
 #define QPNIC_BTH_TVER_MASK	0x0f
 #define QPNIC_BTH_ACKREQ	0x80
+#define QPNIC_BTH_BECN		0x40	/* byte 4; set in a CNP */
 
 #define QPNIC_PSN_MASK		0xffffff
 #define QPNIC_QPN_MASK		0xffffff
@@ -138,6 +143,7 @@ struct qpnic_pkt {
 	u8 pad;
 	bool se;
 	bool ackreq;
+	bool ce;		/* the IP header says congestion experienced */
 };
 
 /*

@@ -83,7 +83,7 @@ rdma -dd -j res show qp >/tmp/res.json 2>&1
 check "rdma res show qp shows qpnic's queue and PSN view of the 100 QPs" python3 -c '
 import json, sys
 want = {"drv_sq_queued": 0, "drv_sq_depth": 31, "drv_rq_queued": 0, "drv_rq_depth": 31,
-        "drv_rd_atomic_outstanding": 0}
+        "drv_rd_atomic_outstanding": 0, "drv_sq_window": 256}
 qps = [q for q in json.load(open("/tmp/res.json")) if q.get("ifname") == "qpnic2" and q["lqpn"] > 1]
 good = [q for q in qps if all(q.get(k) == v for k, v in want.items()) and
         all(k in q for k in ("drv_sq_next_psn", "drv_sq_unacked_psn", "drv_rq_expected_psn"))]

@@ -279,6 +279,44 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
  * An ACK, NAK or READ response for @qp (RC, in RTS, SQD or SQE), from the
  * receive path with a reference on the QP.
  */
+/*
+ * A CNP: packets of this QP met congestion on their way (the responder
+ * saw them marked CE). The window halves, and the CNPs that follow cut it
+ * no further until a PSN sent after the cut is acknowledged: once per
+ * round trip, as TCP reacts to ECN, and not again while the QP is idle.
+ * A forged CNP can only slow the QP down to QPNIC_WINDOW_MIN. Caller
+ * holds a reference; BH context.
+ */
+void qpnic_comp_cnp(struct qpnic_qp *qp)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	unsigned long flags;
+
+	qpnic_count(qdev, QPNIC_CNT_RX_CNPS);
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	    qpnic_psn_diff(qp->comp.psn, qp->req.cut_psn) > 0) {
+		qp->req.window = max_t(u32, qp->req.window / 2, QPNIC_WINDOW_MIN);
+		qp->req.window_acked = 0;
+		qp->req.cut_psn = qp->req.max_psn;
+		qpnic_count(qdev, QPNIC_CNT_WINDOW_CUTS);
+	}
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+}
+
+/* @acked more PSNs are acknowledged: a cut window grows back. */
+static void qpnic_comp_window_grow(struct qpnic_qp *qp, u32 acked)
+{
+	if (qp->req.window >= QPNIC_WINDOW_MAX)
+		return;
+	qp->req.window_acked += acked;
+	if (qp->req.window_acked >= qp->req.window) {
+		qp->req.window = min_t(u32, qp->req.window + QPNIC_WINDOW_STEP,
+				       QPNIC_WINDOW_MAX);
+		qp->req.window_acked = 0;
+	}
+}
+
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt)
 {
@@ -287,11 +325,14 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 	bool notify = false, progress = false;
 	unsigned long flags;
 	u8 syndrome = 0;
+	u32 acked_from;
+	s32 acked;
 
 	if (pkt->flags & QPNIC_OP_AETH)
 		syndrome = skb->data[qpnic_hdr_offset(pkt->opcode, QPNIC_OP_AETH)];
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
+	acked_from = qp->comp.psn;
 	if (qp->dying || qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET ||
 	    qpnic_psn_diff(pkt->psn, qp->req.max_psn) >= 0) {
 		/* nothing was sent with that PSN */
@@ -365,6 +406,9 @@ done:
 	if (progress)
 		qpnic_comp_progress(qp);
 out:
+	acked = qpnic_psn_diff(qp->comp.psn, acked_from);
+	if (acked > 0)
+		qpnic_comp_window_grow(qp, acked);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (notify)
 		qpnic_cq_notify(cq);

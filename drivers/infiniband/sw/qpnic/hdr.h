@@ -20,7 +20,8 @@ static inline unsigned int qpnic_ext_len(u32 hdrs)
 	       ((hdrs & QPNIC_OP_AETH) ? QPNIC_AETH_LEN : 0) +
 	       ((hdrs & QPNIC_OP_ATMACK) ? QPNIC_ATMACK_LEN : 0) +
 	       ((hdrs & QPNIC_OP_IMMDT) ? QPNIC_IMMDT_LEN : 0) +
-	       ((hdrs & QPNIC_OP_IETH) ? QPNIC_IETH_LEN : 0);
+	       ((hdrs & QPNIC_OP_IETH) ? QPNIC_IETH_LEN : 0) +
+	       ((hdrs & QPNIC_OP_CNP) ? QPNIC_CNP_LEN : 0);
 }
 
 /* BTH fields; @bth points at the BTH. */

@@ -15,7 +15,7 @@
 #define REQ_WRITE	(QPNIC_OP_REQ | QPNIC_OP_WRITE | QPNIC_OP_PAYLOAD)
 #define READ_RESP	(QPNIC_OP_ACK | QPNIC_OP_READ | QPNIC_OP_PAYLOAD)
 
-/* RC and UD opcodes; UC takes the RC rows 0x00-0x0b at 0x20 + the same code. */
+/* RC, UD and CNP opcodes; UC takes the RC rows 0x00-0x0b at 0x20 + the same code. */
 static const u32 qpnic_opcode_table[256] = {
 	[QPNIC_SEND_FIRST] = REQ_SEND | QPNIC_OP_FIRST,
 	[QPNIC_SEND_MIDDLE] = REQ_SEND | QPNIC_OP_MIDDLE,
@@ -54,6 +54,8 @@ static const u32 qpnic_opcode_table[256] = {
 	[QPNIC_UD_SEND_ONLY] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_DETH,
 	[QPNIC_UD_SEND_ONLY_IMM] = REQ_SEND | QPNIC_OP_ONLY | QPNIC_OP_DETH |
 				   QPNIC_OP_IMMDT,
+	/* its 16 reserved bytes parse as a header: no payload, exact length */
+	[QPNIC_CNP] = QPNIC_OP_CNP,
 };
 
 /* The flags of @opcode; 0 for an opcode RoCEv2 does not define. */
@@ -195,6 +197,11 @@ int qpnic_hdr_build(u8 *buf, const struct qpnic_hdr_fields *f)
 	if (flags & QPNIC_OP_IETH) {
 		put_unaligned_be32(f->ieth_rkey, h);
 		h += QPNIC_IETH_LEN;
+	}
+	if (flags & QPNIC_OP_CNP) {
+		buf[4] |= QPNIC_BTH_BECN;
+		memset(h, 0, QPNIC_CNP_LEN);
+		h += QPNIC_CNP_LEN;
 	}
 	return h - buf;
 }

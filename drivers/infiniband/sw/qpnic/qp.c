@@ -294,6 +294,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	spin_lock_init(&qp->resp_lock);
 	INIT_WORK(&qp->req.work, qpnic_req_work);
+	qp->req.window = QPNIC_WINDOW_MAX;
 	INIT_WORK(&qp->async_work, qpnic_qp_async_work);
 	INIT_WORK(&qp->resp.read_work, qpnic_resp_read_work);
 	qpnic_comp_init(qp);
@@ -535,6 +536,9 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->req.max_psn = qp->attr.sq_psn;
 		qp->req.rd_atomic = 0;
 		qp->req.paused = false;
+		qp->req.window = QPNIC_WINDOW_MAX;
+		qp->req.window_acked = 0;
+		qp->req.cut_psn = (qp->attr.sq_psn - 1) & QPNIC_PSN_MASK;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.rewound = false;
 		qp->comp.backoff = 0;
@@ -1002,7 +1006,7 @@ int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct qpnic_qp *qp = to_qqp(ibqp);
 	u32 sq = qpnic_wq_queued(&qp->sq), rq = 0;
-	u32 next_psn, unacked_psn, rd_atomic, expected_psn;
+	u32 next_psn, unacked_psn, rd_atomic, window, expected_psn;
 	struct nlattr *table;
 	unsigned long flags;
 
@@ -1013,6 +1017,7 @@ int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	next_psn = qp->req.psn;
 	unacked_psn = qp->comp.psn;
 	rd_atomic = qp->req.rd_atomic;
+	window = qp->req.window;
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	spin_lock_irqsave(&qp->resp_lock, flags);
 	expected_psn = qp->resp.psn;
@@ -1027,6 +1032,8 @@ int qpnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32_hex(msg, "sq_next_psn", next_psn) ||
 	    rdma_nl_put_driver_u32_hex(msg, "sq_unacked_psn", unacked_psn) ||
 	    rdma_nl_put_driver_u32(msg, "rd_atomic_outstanding", rd_atomic) ||
+	    (ibqp->qp_type == IB_QPT_RC &&
+	     rdma_nl_put_driver_u32(msg, "sq_window", window)) ||
 	    rdma_nl_put_driver_u32_hex(msg, "rq_expected_psn", expected_psn)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;

@@ -108,6 +108,10 @@ enum qpnic_counter {
 	QPNIC_CNT_RX_MCAST,
 	QPNIC_CNT_LOOPBACK_DROPS,
 	QPNIC_CNT_RX_UC_DROPS,
+	QPNIC_CNT_RX_ECN_MARKED,
+	QPNIC_CNT_TX_CNPS,
+	QPNIC_CNT_RX_CNPS,
+	QPNIC_CNT_WINDOW_CUTS,
 	QPNIC_NUM_COUNTERS
 };
 
@@ -276,6 +280,17 @@ struct qpnic_send_wqe {
 };
 
 /*
+ * An RC requester's window: PSNs in flight before it waits for ACKs. A
+ * CNP (its packets met congestion: the responder saw them marked CE)
+ * halves it, once per window of PSNs, down to QPNIC_WINDOW_MIN; each
+ * window's worth of acknowledged PSNs grows it by QPNIC_WINDOW_STEP, back
+ * up to QPNIC_WINDOW_MAX.
+ */
+#define QPNIC_WINDOW_MAX	256
+#define QPNIC_WINDOW_MIN	16
+#define QPNIC_WINDOW_STEP	16
+
+/*
  * Where a packet goes: the resolved part of an address vector, with no
  * reference to anything, so it can be copied under a lock and used after.
  */
@@ -398,6 +413,10 @@ struct qpnic_qp {
 		u32 rd_atomic;		/* READs started and not completed */
 		u32 max_psn;		/* one past the highest PSN sent */
 		bool paused;		/* RNR NAK, refused packet: resume_timer */
+		/* RC: PSNs in flight before waiting for ACKs; CNPs cut it */
+		u32 window;
+		u32 window_acked;	/* PSNs acknowledged since it last grew */
+		u32 cut_psn;		/* max_psn at the last cut: none until it is acked */
 	} req;
 	/* completer (comp.c), under sq.lock */
 	struct {
@@ -439,6 +458,7 @@ struct qpnic_qp {
 		bool ack_held;
 		u32 held_psn;
 		u32 held_msn;
+		u64 cnp_ns;		/* when the last CNP went (ktime_get_ns) */
 		u32 psn;		/* expected PSN */
 		u32 msn;		/* messages completed */
 		u32 offset;		/* bytes of the message placed */
@@ -654,6 +674,7 @@ void qpnic_comp_init(struct qpnic_qp *qp);
 void qpnic_comp_stop(struct qpnic_qp *qp);
 void qpnic_comp_arm(struct qpnic_qp *qp);
 struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp);
+void qpnic_comp_cnp(struct qpnic_qp *qp);
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,

@@ -6,11 +6,13 @@
  * waits for) and checked against the packet (IBTA 9.6: P_Key, QP type,
  * QP state) before anything acts on it. A packet that fails is counted by
  * reason and dropped, never logged. Requests go to the responder
- * (resp.c), responses to the completer (comp.c).
+ * (resp.c), responses and CNPs to the completer (comp.c).
  */
 #include <linux/if_vlan.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
+#include <net/dsfield.h>
+#include <net/inet_ecn.h>
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"
@@ -45,6 +47,8 @@ static bool qpnic_opcode_fits_qp(u8 opcode, enum ib_qp_type type)
 		return type == IB_QPT_UC;
 	case QPNIC_OPC_UD:
 		return type == IB_QPT_UD || type == IB_QPT_GSI;
+	case QPNIC_OPC_CNP:	/* only RC marks its packets ECN-capable */
+		return type == IB_QPT_RC;
 	default:
 		return false;
 	}
@@ -69,6 +73,16 @@ static bool qpnic_state_takes(enum ib_qp_state state, u32 flags)
 	}
 }
 
+/* Whether the IP header before @skb's UDP header says CE. */
+static bool qpnic_skb_ce(const struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	if (iph->version == 4)
+		return INET_ECN_is_ce(iph->tos);
+	return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
+}
+
 /* Validate one packet; returns its drop reason, or QPNIC_NUM_COUNTERS. */
 static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 					  struct sk_buff *skb, bool loopback,
@@ -86,6 +100,7 @@ static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 	if (err)
 		return err == -EBADMSG ? QPNIC_CNT_RX_DROP_MALFORMED :
 					 QPNIC_CNT_RX_DROP_OPCODE;
+	pkt->ce = qpnic_skb_ce(skb);
 	/* (a loopback packet carries none: it never crossed a wire) */
 	if (!loopback &&
 	    (skb_copy_bits(skb, skb->len - QPNIC_ICRC_LEN, &icrc, sizeof(icrc)) ||
@@ -134,6 +149,9 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback)
 		trace_qpnic_pkt_recv(&qdev->ibdev, &pkt);
 		if (pkt.flags & QPNIC_OP_REQ) {
 			qpnic_resp_rcv(qp, skb, &pkt);
+		} else if (pkt.flags & QPNIC_OP_CNP) {
+			qpnic_comp_cnp(qp);
+			consume_skb(skb);
 		} else {
 			qpnic_comp_rcv(qp, skb, &pkt);
 			consume_skb(skb);

@@ -24,16 +24,17 @@
  * are in the skb); RC messages when the completer sees them acknowledged.
  */
 #include <linux/skbuff.h>
+#include <net/inet_ecn.h>
 #include <rdma/ib_mad.h>
 
 #include "qpnic.h"
 
 #define QPNIC_REQ_BUDGET	64
-#define QPNIC_MAX_UNACKED	256	/* PSNs in flight before waiting for ACKs */
 /*
- * Ask for an ACK at least this often (four per 256-PSN window). Fewer ACKs
- * leave more of a shared link to the data: across two guests, 16 QPs of
- * 64 KiB WRITEs sent 8,000 ACKs a run at 16 PSNs and 3,300 at 64.
+ * Ask for an ACK at least this often, and at least twice per window (see
+ * qpnic_req_ackreq). Fewer ACKs leave more of a shared link to the data:
+ * across two guests, 16 QPs of 64 KiB WRITEs sent 8,000 ACKs a run at 16
+ * PSNs and 3,300 at 64.
  */
 #define QPNIC_ACKREQ_EVERY	64
 
@@ -269,6 +270,25 @@ static int qpnic_req_local(struct qpnic_qp *qp, bool *notify)
 	return 1;
 }
 
+/* Whether an RC packet with @psn would be past the window. */
+static bool qpnic_req_window_full(const struct qpnic_qp *qp, u32 psn)
+{
+	return qpnic_psn_diff(psn, qp->comp.psn) >= (s32)qp->req.window;
+}
+
+/*
+ * Whether a packet ends its message or PSN @psn is due to ask for an ACK.
+ * Asking at least every half window means that whatever was sent since
+ * the last ask fits in the window even after a CNP halved it: the ACK to
+ * that ask always lets the requester go on, where a longer tail left
+ * blocked behind a cut window would wait for the ACK timeout.
+ */
+static bool qpnic_req_ackreq(const struct qpnic_qp *qp, u32 psn, bool last)
+{
+	return last ||
+	       !(psn % min_t(u32, QPNIC_ACKREQ_EVERY, qp->req.window / 2));
+}
+
 /*
  * Claim the next packet of a connected QP into @p; caller holds the SQ
  * lock. Returns false when there is nothing to send now.
@@ -289,7 +309,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 	}
 	if (rc) {
 		if (qp->req.paused ||
-		    qpnic_psn_diff(psn, qp->comp.psn) >= QPNIC_MAX_UNACKED)
+		    qpnic_req_window_full(qp, psn))
 			return false;
 		if (!wqe->started &&
 		    ((qpnic_is_rd_atomic(wqe) &&
@@ -310,6 +330,9 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 	p->index = qp->req.next;
 	p->offset = qp->req.offset;
 	p->av = qp->av;
+	/* RC reacts to congestion (CNPs): the network may mark, not drop */
+	if (rc && INET_ECN_is_not_ect(p->av.tclass))
+		p->av.tclass |= INET_ECN_ECT_0;
 	p->f.pkey = IB_DEFAULT_PKEY_FULL;
 	p->f.dqpn = qp->attr.dest_qp_num;
 	p->f.psn = psn;
@@ -365,7 +388,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.immdt = wqe->ex.imm_data;
 		p->f.ieth_rkey = wqe->ex.invalidate_rkey;
 		p->f.se = last && (wqe->send_flags & IB_SEND_SOLICITED);
-		p->f.ackreq = rc && (last || !(psn % QPNIC_ACKREQ_EVERY));
+		p->f.ackreq = rc && qpnic_req_ackreq(qp, psn, last);
 	}
 	if (!rc)
 		p->f.opcode |= QPNIC_OPC_UC;

@@ -215,7 +215,11 @@ struct qpnic_resp_out {
 	u32 read_len;
 	bool notify;		/* the receive CQ was armed */
 	bool srq_limit;
+	bool cnp;		/* a request came marked CE: tell the requester */
 };
+
+/* CNPs to one requester are this far apart at least (ns). */
+#define QPNIC_CNP_GAP_NS	(50 * NSEC_PER_USEC)
 
 #define QPNIC_AETH_ACK_CREDITS	0x1f	/* an ACK with no credit count */
 #define QPNIC_NAK_SEQ		(QPNIC_AETH_NAK | 0)
@@ -868,6 +872,28 @@ static void qpnic_resp_send_empty_read(struct qpnic_qp *qp,
 		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
 }
 
+/*
+ * A CNP to the requester whose packets came marked CE: BTH (BECN set,
+ * PSN 0) and 16 reserved bytes (RoCEv2, Annex A17.9.3).
+ */
+static void qpnic_resp_send_cnp(struct qpnic_qp *qp,
+				const struct qpnic_resp_out *out)
+{
+	struct qpnic_hdr_fields f = {
+		.opcode = QPNIC_CNP,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = qp->attr.dest_qp_num,
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+
+	skb = qpnic_pkt_alloc(qp, &out->av, &f, 0, &payload);
+	if (skb) {
+		qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_TX_CNPS);
+		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
+	}
+}
+
 static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 {
 	struct qpnic_hdr_fields f = {
@@ -1164,6 +1190,15 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (!qpnic_resp_state_ok(qp->state) || qp->dying)
 		goto unlock;
 	out.av = qp->av;
+	if (rc && pkt->ce) {
+		u64 now = ktime_get_ns();
+
+		qpnic_count(qdev, QPNIC_CNT_RX_ECN_MARKED);
+		if (now - qp->resp.cnp_ns >= QPNIC_CNP_GAP_NS) {
+			qp->resp.cnp_ns = now;
+			out.cnp = true;
+		}
+	}
 	ahead = qpnic_psn_diff(pkt->psn, qp->resp.psn);
 	if (rc && ahead > 0) {
 		/* a gap: one NAK until the missing packet comes */
@@ -1233,6 +1268,8 @@ unlock:
 		qpnic_cq_notify(to_qcq(qp->ibqp.recv_cq));
 	if (out.srq_limit)
 		qpnic_srq_limit_event(to_qsrq(qp->ibqp.srq));
+	if (out.cnp)
+		qpnic_resp_send_cnp(qp, &out);
 	if (held.ack)
 		qpnic_resp_send_ack(qp, &held);
 	if (out.ack)

@@ -39,6 +39,10 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_MCAST].name = "rx_multicast_packets",
 	[QPNIC_CNT_LOOPBACK_DROPS].name = "loopback_drops",
 	[QPNIC_CNT_RX_UC_DROPS].name = "rx_uc_dropped_messages",
+	[QPNIC_CNT_RX_ECN_MARKED].name = "rx_ecn_marked_requests",
+	[QPNIC_CNT_TX_CNPS].name = "tx_cnps",
+	[QPNIC_CNT_RX_CNPS].name = "rx_cnps",
+	[QPNIC_CNT_WINDOW_CUTS].name = "cnp_window_cuts",
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);
