@@ -296,6 +296,7 @@ static void rc_faulty(struct kunit *test, unsigned int mode)
 	u64 dups = qpnic_test_counter(test, rc.ibdev, "rx_duplicate_requests");
 	u64 refused = qpnic_test_counter(test, rc.ibdev, "tx_drop_stack");
 	u64 naks = qpnic_test_counter(test, rc.ibdev, "rx_seq_naks");
+	u64 cuts = qpnic_test_counter(test, rc.ibdev, "window_cuts");
 	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0x10, .retry_cnt = 7,
 			     .timeout = 12 };
 
@@ -304,12 +305,16 @@ static void rc_faulty(struct kunit *test, unsigned int mode)
 	WRITE_ONCE(qpnic_kunit_lo_hook, rc_wire);
 	rc_traffic(test, &o);
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
-	if (mode == 0)
+	if (mode == 0) {
 		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
 							 "tx_retransmits"), retrans);
-	else if (mode == 1)
+		/* a loss halves the window, as a CNP does */
+		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
+							 "window_cuts"), cuts);
+	} else if (mode == 1) {
 		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
 							 "rx_duplicate_requests"), dups);
+	}
 	if (mode != 2)
 		return;
 	/*
@@ -371,7 +376,7 @@ static void qpnic_rc_ecn(struct kunit *test)
 {
 	static const char *const names[] = {
 		"rx_ecn_marked_requests", "tx_cnps", "rx_cnps",
-		"cnp_window_cuts", "tx_retransmits", "ack_timeouts",
+		"window_cuts", "tx_retransmits", "ack_timeouts",
 	};
 	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0xffff00, .retry_cnt = 7,
 			     .timeout = 14 };	/* 67 ms: none expires early */

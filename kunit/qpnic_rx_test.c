@@ -124,7 +124,7 @@ static const char *const qpnic_rx_counter_names[] = {
 	"rx_drop_bad_opcode", "rx_drop_bad_pkey", "rx_drop_unknown_qp",
 	"rx_drop_qp_type", "rx_drop_qp_state", "rx_drop_bad_qkey",
 	"rx_drop_no_recv_wqe", "rx_drop_stale_response", "rx_out_of_sequence",
-	"rx_duplicate_requests", "tx_error_naks", "rx_cnps", "cnp_window_cuts",
+	"rx_duplicate_requests", "tx_error_naks", "rx_cnps", "window_cuts",
 };
 
 /* Receive @s and expect exactly the counters in @bumped to rise by one. */
@@ -237,7 +237,7 @@ static void qpnic_rx_qp_checks(struct kunit *test)
 	 * the cut to be acknowledged, so a flood of them (true or forged)
 	 * at an idle QP cuts once. A CNP carries exactly 16 reserved bytes.
 	 */
-	qpnic_rx_expect(test, &cnp, COUNTED("rx_packets", "rx_cnps", "cnp_window_cuts"));
+	qpnic_rx_expect(test, &cnp, COUNTED("rx_packets", "rx_cnps", "window_cuts"));
 	qpnic_rx_expect(test, &cnp, COUNTED("rx_packets", "rx_cnps"));
 	cnp.paylen = 4;
 	qpnic_rx_expect(test, &cnp, COUNTED("rx_drop_malformed"));

@@ -280,27 +280,36 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
  * receive path with a reference on the QP.
  */
 /*
+ * Congestion on the path (a CNP) or a loss (a sequence NAK, an ACK
+ * timeout): the window halves, and what follows cuts it no further until
+ * a PSN sent after the cut is acknowledged: once per round trip, as TCP
+ * reacts, and not again while the QP is idle. The go-back-N of a loss
+ * then resends into a smaller window, and the next burst overflows less.
+ * Caller holds the SQ lock.
+ */
+static void qpnic_comp_window_cut(struct qpnic_qp *qp)
+{
+	if (qpnic_psn_diff(qp->comp.psn, qp->req.cut_psn) <= 0)
+		return;
+	qp->req.window = max_t(u32, qp->req.window / 2, QPNIC_WINDOW_MIN);
+	qp->req.window_acked = 0;
+	qp->req.cut_psn = qp->req.max_psn;
+	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_WINDOW_CUTS);
+}
+
+/*
  * A CNP: packets of this QP met congestion on their way (the responder
- * saw them marked CE). The window halves, and the CNPs that follow cut it
- * no further until a PSN sent after the cut is acknowledged: once per
- * round trip, as TCP reacts to ECN, and not again while the QP is idle.
- * A forged CNP can only slow the QP down to QPNIC_WINDOW_MIN. Caller
- * holds a reference; BH context.
+ * saw them marked CE). A forged one can only slow the QP down to
+ * QPNIC_WINDOW_MIN. Caller holds a reference; BH context.
  */
 void qpnic_comp_cnp(struct qpnic_qp *qp)
 {
-	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	unsigned long flags;
 
-	qpnic_count(qdev, QPNIC_CNT_RX_CNPS);
+	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_RX_CNPS);
 	spin_lock_irqsave(&qp->sq.lock, flags);
-	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
-	    qpnic_psn_diff(qp->comp.psn, qp->req.cut_psn) > 0) {
-		qp->req.window = max_t(u32, qp->req.window / 2, QPNIC_WINDOW_MIN);
-		qp->req.window_acked = 0;
-		qp->req.cut_psn = qp->req.max_psn;
-		qpnic_count(qdev, QPNIC_CNT_WINDOW_CUTS);
-	}
+	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD))
+		qpnic_comp_window_cut(qp);
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 }
 
@@ -388,6 +397,7 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 			if (progress)
 				qpnic_comp_progress(qp);
 			progress = false;
+			qpnic_comp_window_cut(qp);
 			qpnic_comp_rewind(qp, pkt->psn, "sequence NAK");
 			break;
 		}
@@ -433,6 +443,7 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 			if (qp->comp.backoff < 6)
 				qp->comp.backoff++;
 			qp->comp.rewound = false;
+			qpnic_comp_window_cut(qp);
 			qpnic_comp_rewind(qp, qp->comp.psn, "ACK timeout");
 			kick = true;
 		}

@@ -281,8 +281,8 @@ struct qpnic_send_wqe {
 
 /*
  * An RC requester's window: PSNs in flight before it waits for ACKs. A
- * CNP (its packets met congestion: the responder saw them marked CE)
- * halves it, once per window of PSNs, down to QPNIC_WINDOW_MIN; each
+ * CNP (its packets met congestion: the responder saw them marked CE) or a
+ * loss halves it, once per round trip, down to QPNIC_WINDOW_MIN; each
  * window's worth of acknowledged PSNs grows it by QPNIC_WINDOW_STEP, back
  * up to QPNIC_WINDOW_MAX.
  */
@@ -413,7 +413,7 @@ struct qpnic_qp {
 		u32 rd_atomic;		/* READs started and not completed */
 		u32 max_psn;		/* one past the highest PSN sent */
 		bool paused;		/* RNR NAK, refused packet: resume_timer */
-		/* RC: PSNs in flight before waiting for ACKs; CNPs cut it */
+		/* RC: PSNs in flight before waiting for ACKs; CNPs, losses cut it */
 		u32 window;
 		u32 window_acked;	/* PSNs acknowledged since it last grew */
 		u32 cut_psn;		/* max_psn at the last cut: none until it is acked */

@@ -42,7 +42,7 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_RX_ECN_MARKED].name = "rx_ecn_marked_requests",
 	[QPNIC_CNT_TX_CNPS].name = "tx_cnps",
 	[QPNIC_CNT_RX_CNPS].name = "rx_cnps",
-	[QPNIC_CNT_WINDOW_CUTS].name = "cnp_window_cuts",
+	[QPNIC_CNT_WINDOW_CUTS].name = "window_cuts",
 };
 
 static_assert(ARRAY_SIZE(qpnic_counter_descs) == QPNIC_NUM_COUNTERS);
