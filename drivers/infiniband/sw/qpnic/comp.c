@@ -276,10 +276,6 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 }
 
 /*
- * An ACK, NAK or READ response for @qp (RC, in RTS, SQD or SQE), from the
- * receive path with a reference on the QP.
- */
-/*
  * Congestion on the path (a CNP) or a loss (a sequence NAK, an ACK
  * timeout): the window halves, and what follows cuts it no further until
  * a PSN sent after the cut is acknowledged: once per round trip, as TCP
@@ -326,6 +322,10 @@ static void qpnic_comp_window_grow(struct qpnic_qp *qp, u32 acked)
 	}
 }
 
+/*
+ * An ACK, NAK or READ response for @qp (RC, in RTS, SQD or SQE), from the
+ * receive path with a reference on the QP.
+ */
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt)
 {
