@@ -395,8 +395,7 @@ static void qpnic_race_ud_flush_reset_repost(struct kunit *test)
  */
 static unsigned int race_lose_acks(struct sk_buff *skb)
 {
-	const u8 *ip = skb_network_header(skb);
-	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
+	const u8 *bth = qpnic_test_lo_udp(skb) + sizeof(struct udphdr);
 
 	if (bth[0] == QPNIC_ACKNOWLEDGE && jiffies % 16 < 6)
 		return 0;

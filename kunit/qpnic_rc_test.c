@@ -345,11 +345,9 @@ static atomic_t rc_ce_marked, rc_wrong_ecn;
 
 static unsigned int rc_mark_ce(struct sk_buff *skb)
 {
-	const u8 *ip = skb_network_header(skb);
-	bool v4 = (ip[0] >> 4) == 4;
-	const u8 *bth = ip + (v4 ? 20 : 40) + sizeof(struct udphdr);
-	u8 ecn = (v4 ? ipv4_get_dsfield(ip_hdr(skb)) :
-		       ipv6_get_dsfield(ipv6_hdr(skb))) & INET_ECN_MASK;
+	const u8 *bth = qpnic_test_lo_udp(skb) + sizeof(struct udphdr);
+	u8 ecn = (ip_hdr(skb)->version == 4 ? ipv4_get_dsfield(ip_hdr(skb)) :
+		  ipv6_get_dsfield(ipv6_hdr(skb))) & INET_ECN_MASK;
 
 	if (!(qpnic_opcode_flags(bth[0]) & QPNIC_OP_REQ)) {
 		if (ecn != INET_ECN_NOT_ECT)
@@ -563,8 +561,7 @@ static atomic_t rc_bad_hash;
 
 static unsigned int rc_catch_inv(struct sk_buff *skb)
 {
-	const u8 *ip = skb_network_header(skb);
-	const u8 *udp = ip + ((ip[0] >> 4) == 4 ? 20 : 40);
+	const u8 *udp = qpnic_test_lo_udp(skb);
 	const u8 *bth = udp + sizeof(struct udphdr);
 
 	if (!skb->l4_hash ||
@@ -1304,8 +1301,7 @@ static atomic_t rc_lost_last;
 /* Lose the first READ RESPONSE LAST that comes by. */
 static unsigned int rc_lose_read_last(struct sk_buff *skb)
 {
-	const u8 *ip = skb_network_header(skb);
-	const u8 *bth = ip + ((ip[0] >> 4) == 4 ? 20 : 40) + sizeof(struct udphdr);
+	const u8 *bth = qpnic_test_lo_udp(skb) + sizeof(struct udphdr);
 
 	if (bth[0] == QPNIC_READ_RESPONSE_LAST && !atomic_xchg(&rc_lost_last, 1))
 		return 0;

@@ -12,6 +12,7 @@
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/udp.h>
@@ -45,6 +46,18 @@ static inline void qpnic_test_ipv4_udp(void *buf, size_t len, u32 saddr,
 	uh->dest = htons(4791);
 	uh->len = htons(len - sizeof(*iph));
 	uh->check = 0;
+}
+
+/*
+ * The UDP header of a packet a loopback hook (qpnic_kunit_lo_hook) sees:
+ * behind its IPv4 or IPv6 header. The BTH follows it.
+ */
+static inline u8 *qpnic_test_lo_udp(struct sk_buff *skb)
+{
+	u8 *ip = skb_network_header(skb);
+
+	return ip + ((ip[0] >> 4) == 4 ? sizeof(struct iphdr) :
+					  sizeof(struct ipv6hdr));
 }
 
 static inline netdev_tx_t qpnic_test_xmit(struct sk_buff *skb, struct net_device *ndev)
