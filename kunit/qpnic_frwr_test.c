@@ -668,9 +668,10 @@ static void fr_race_inv(struct work_struct *work)
 	while (!READ_ONCE(fr_race.go) && time_before(jiffies, end))
 		cond_resched();
 	fr_race.post_err = fr_post_inv(fr_race.qp, fr_race.key, IB_SEND_SIGNALED, 2);
+	/* (yield: a kernel post may be carried out by a work item here) */
 	while (!fr_race.post_err && ib_poll_cq(fr_race.cq, 1, &fr_race.wc) < 1 &&
 	       time_before(jiffies, end))
-		cpu_relax();
+		cond_resched();
 	memcpy(fr_race.snap, fr_race.buf, sizeof(fr_race.snap));
 	/* the snapshot and the completion before @done; the test acquires it */
 	smp_store_release(&fr_race.done, true);

@@ -724,12 +724,15 @@ static void qpnic_rc_error_events(struct kunit *test)
 	ib_destroy_cq(cq);
 }
 
-static atomic_t rc_hold_wire;
+static atomic_t rc_hold_wire, rc_held;
 
-/* While set, nothing gets through. */
+/* While set, nothing gets through (and what was held is counted). */
 static unsigned int rc_hold(struct sk_buff *skb)
 {
-	return atomic_read(&rc_hold_wire) ? 0 : 1;
+	if (!atomic_read(&rc_hold_wire))
+		return 1;
+	atomic_inc(&rc_held);
+	return 0;
 }
 
 /*
@@ -747,6 +750,7 @@ static void qpnic_rc_sq_drained(struct kunit *test)
 	struct ib_cq *cq_a, *cq_b;
 	struct ib_qp *qa, *qb;
 	struct ib_wc wc;
+	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	KUNIT_ASSERT_NOT_NULL(test, src);
@@ -764,9 +768,14 @@ static void qpnic_rc_sq_drained(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, rc_post_recv(qb, dst, RC_LEN, 1), 0);
 	/* the message goes out, and nothing comes back for now */
 	atomic_set(&rc_hold_wire, 1);
+	atomic_set(&rc_held, 0);
 	WRITE_ONCE(qpnic_kunit_lo_hook, rc_hold);
 	rc_fill(src, RC_LEN, 3);
 	KUNIT_ASSERT_EQ(test, rc_post(qa, IB_WR_SEND, src, RC_LEN, NULL, 0, 2), 0);
+	/* started before SQD: a kernel post may go out after it returns */
+	for (i = 0; i < 1000 && !atomic_read(&rc_held); i++)
+		usleep_range(500, 1000);
+	KUNIT_ASSERT_GT(test, atomic_read(&rc_held), 0);
 	KUNIT_ASSERT_EQ(test, ib_modify_qp(qa, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
 			0);
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 200), 0);

@@ -540,7 +540,7 @@ static void qpnic_rx_forged_naks(struct kunit *test)
 	struct qpnic_rx_spec s = { .opcode = QPNIC_ACKNOWLEDGE, .pkey = 0xffff,
 				   .dqpn = qp->qp_num, .ext = sizeof(aeth),
 				   .ext_data = aeth };
-	u64 resent, naks;
+	u64 sent, resent, naks;
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
@@ -552,7 +552,13 @@ static void qpnic_rx_forged_naks(struct kunit *test)
 					   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
 					   IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC), 0);
 	/* 8 packets, PSNs 0x456..0x45d, to a peer that never answers */
+	sent = qpnic_test_counter(test, rx.ibdev, "tx_packets");
 	KUNIT_ASSERT_EQ(test, ib_post_send(qp, &wr, NULL), 0);
+	/* (a work item may send them after the post returns) */
+	for (i = 0; i < 1000 && qpnic_test_counter(test, rx.ibdev, "tx_packets") - sent < 8;
+	     i++)
+		usleep_range(500, 1000);
+	KUNIT_ASSERT_EQ(test, qpnic_test_counter(test, rx.ibdev, "tx_packets") - sent, 8ULL);
 	resent = qpnic_test_counter(test, rx.ibdev, "tx_retransmits");
 	naks = qpnic_test_counter(test, rx.ibdev, "rx_seq_naks");
 	for (i = 0; i < 10; i++) {
