@@ -392,8 +392,9 @@ static void qpnic_dt_loopback_bounded(struct kunit *test)
 	WRITE_ONCE(qpnic_kunit_lo_hook, dt_flood);
 	KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY,
 					   dt.pd->local_dma_lkey, 0), 0);
-	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	/* the send may go out after the post returns: unhook once it did */
 	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
 	do {
 		msleep(20);
 		got = qpnic_test_counter(test, dt.ibdev, "loopback_packets") - lo +
@@ -409,6 +410,86 @@ static void qpnic_dt_loopback_bounded(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
 	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
 	dt_pair_destroy(&p);
+}
+
+static struct task_struct *dt_sender;
+
+/* Notes the task a loopback packet is sent from. */
+static unsigned int dt_note_sender(struct sk_buff *skb)
+{
+	WRITE_ONCE(dt_sender, current);
+	return 1;
+}
+
+/*
+ * A kernel ULP posting from a task goes on at once: a work item carries
+ * the send out, so the peer's completion handler does not preempt the
+ * poster once per message. A post with BH off is past any wake-up
+ * already and is carried out before it returns. Both arrive.
+ */
+static void qpnic_dt_post_context(struct kunit *test)
+{
+	u8 *buf = kunit_kzalloc(test, DT_GRH + 64, GFP_KERNEL);
+	struct task_struct *sender;
+	struct dt_pair p;
+	struct ib_wc wc;
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	dt_pair_init(test, &p, NULL);
+	KUNIT_ASSERT_EQ(test, dt_post_recv(&p, buf, DT_GRH + 64, 1), 0);
+	KUNIT_ASSERT_EQ(test, dt_post_recv(&p, buf, DT_GRH + 64, 2), 0);
+	WRITE_ONCE(dt_sender, NULL);
+	WRITE_ONCE(qpnic_kunit_lo_hook, dt_note_sender);
+	err = dt_post_send(&p, buf, 64, DT_QKEY, dt.pd->local_dma_lkey, 0);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 1ULL);
+	sender = READ_ONCE(dt_sender);
+	KUNIT_EXPECT_NOT_NULL(test, sender);
+	KUNIT_EXPECT_PTR_NE(test, sender, current);
+
+	WRITE_ONCE(dt_sender, NULL);
+	local_bh_disable();
+	err = dt_post_send(&p, buf, 64, DT_QKEY, dt.pd->local_dma_lkey, 0);
+	sender = READ_ONCE(dt_sender);
+	local_bh_enable();
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_PTR_EQ(test, sender, current);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 2000), 1);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 2ULL);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 2000), 1);
+	dt_pair_destroy(&p);
+}
+
+/*
+ * A QP destroyed while the work item that carries its posts out is
+ * still queued: destroy waits it out or cancels it, and nothing runs on
+ * the QP after (KASAN would see it).
+ */
+static void qpnic_dt_destroy_queued_post(struct kunit *test)
+{
+	u8 *buf = kunit_kzalloc(test, 64, GFP_KERNEL);
+	int round, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (round = 0; round < 20; round++) {
+		struct dt_pair p;
+
+		dt_pair_init(test, &p, NULL);
+		for (i = 0; i < 8; i++)
+			KUNIT_ASSERT_EQ(test, dt_post_send(&p, buf, 64, DT_QKEY,
+							   dt.pd->local_dma_lkey, 0),
+					0);
+		/* a first, with its sends queued */
+		ib_destroy_qp(p.a);
+		rdma_destroy_ah(p.ah, RDMA_DESTROY_AH_SLEEPABLE);
+		ib_destroy_qp(p.b);
+		ib_destroy_cq(p.cq_b);
+		ib_destroy_cq(p.cq_a);
+	}
 }
 
 /*
@@ -526,6 +607,8 @@ static void qpnic_dt_suite_exit(struct kunit_suite *suite)
 
 static struct kunit_case qpnic_dt_cases[] = {
 	KUNIT_CASE(qpnic_dt_loopback_bounded),
+	KUNIT_CASE(qpnic_dt_post_context),
+	KUNIT_CASE(qpnic_dt_destroy_queued_post),
 	KUNIT_CASE(qpnic_dt_ah_irqs_off),
 	KUNIT_CASE(qpnic_dt_post_limits),
 	KUNIT_CASE(qpnic_dt_ud_send_recv),

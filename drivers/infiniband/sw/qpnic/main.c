@@ -11,6 +11,7 @@
 
 /* The transport's deferred work: requester runs, loopback delivery, flushes. */
 struct workqueue_struct *qpnic_wq;
+struct workqueue_struct *qpnic_post_wq;
 
 static int qpnic_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -78,6 +79,12 @@ static int __init qpnic_init(void)
 	qpnic_wq = alloc_workqueue("qpnic", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!qpnic_wq)
 		return -ENOMEM;
+	/* (normal priority: see qpnic_req_kick_posted()) */
+	qpnic_post_wq = alloc_workqueue("qpnic_post", WQ_MEM_RECLAIM, 0);
+	if (!qpnic_post_wq) {
+		destroy_workqueue(qpnic_wq);
+		return -ENOMEM;
+	}
 	qpnic_icrc_init();
 	err = qpnic_net_init();
 	if (err)
@@ -94,6 +101,7 @@ static int __init qpnic_init(void)
 
 err_icrc:
 	qpnic_icrc_exit();
+	destroy_workqueue(qpnic_post_wq);
 	destroy_workqueue(qpnic_wq);
 	return err;
 }
@@ -105,6 +113,7 @@ static void __exit qpnic_exit(void)
 	qpnic_remove_all();
 	qpnic_net_exit();
 	qpnic_icrc_exit();
+	destroy_workqueue(qpnic_post_wq);
 	destroy_workqueue(qpnic_wq);
 }
 

@@ -475,7 +475,7 @@ out:
 	if (flush)
 		qpnic_qp_flush(qp, true);
 	else
-		qpnic_req_kick(qp);
+		qpnic_req_kick_posted(qp);
 	return err;
 }
 

@@ -407,6 +407,7 @@ struct qpnic_qp {
 	struct {
 		atomic_t runs;		/* run requests; the runner loops while set */
 		struct work_struct work;	/* runs it where posting cannot */
+		struct work_struct post_work;	/* for a kernel poster's task */
 		u32 next;		/* the SQ index being sent */
 		u32 offset;		/* bytes of WQE @next already sent */
 		u32 psn;		/* the next PSN to send */
@@ -608,6 +609,7 @@ static inline void qpnic_count(struct qpnic_dev *qdev, enum qpnic_counter id)
 
 /* main.c */
 extern struct workqueue_struct *qpnic_wq;
+extern struct workqueue_struct *qpnic_post_wq;
 
 /* stats.c */
 extern const struct ib_device_ops qpnic_stats_ops;
@@ -666,6 +668,8 @@ int qpnic_sgl_copy(struct qpnic_dev *qdev, struct ib_pd *pd,
 /* req.c, comp.c, resp.c */
 void qpnic_req_kick(struct qpnic_qp *qp);
 void qpnic_req_work(struct work_struct *work);
+void qpnic_req_post_work(struct work_struct *work);
+void qpnic_req_kick_posted(struct qpnic_qp *qp);
 void qpnic_req_complete_locked(struct qpnic_qp *qp,
 			       const struct qpnic_send_wqe *wqe,
 			       enum ib_wc_status status, bool *notify);
