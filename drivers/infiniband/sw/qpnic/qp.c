@@ -294,7 +294,7 @@ int qpnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	spin_lock_init(&qp->resp_lock);
 	INIT_WORK(&qp->req.work, qpnic_req_work);
-	INIT_WORK(&qp->req.post_work, qpnic_req_post_work);
+	INIT_WORK(&qp->post_work, qpnic_req_post_work);
 	qp->req.window = QPNIC_WINDOW_MAX;
 	INIT_WORK(&qp->async_work, qpnic_qp_async_work);
 	INIT_WORK(&qp->resp.read_work, qpnic_resp_read_work);
@@ -363,7 +363,7 @@ static void qpnic_qp_quiesce(struct qpnic_dev *qdev, struct qpnic_qp *qp)
 	qpnic_tx_flow_detach(qp->tx_flow);
 	/* Timers, then the work they may queue (a post's run may queue more). */
 	qpnic_comp_stop(qp);
-	cancel_work_sync(&qp->req.post_work);
+	cancel_work_sync(&qp->post_work);
 	cancel_work_sync(&qp->req.work);
 	cancel_work_sync(&qp->resp.read_work);
 	cancel_work_sync(&qp->async_work);

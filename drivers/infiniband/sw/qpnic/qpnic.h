@@ -407,7 +407,6 @@ struct qpnic_qp {
 	struct {
 		atomic_t runs;		/* run requests; the runner loops while set */
 		struct work_struct work;	/* runs it where posting cannot */
-		struct work_struct post_work;	/* for a kernel poster's task */
 		u32 next;		/* the SQ index being sent */
 		u32 offset;		/* bytes of WQE @next already sent */
 		u32 psn;		/* the next PSN to send */
@@ -473,6 +472,8 @@ struct qpnic_qp {
 		u32 next_res;		/* the oldest: the one to reuse next */
 		struct work_struct read_work;	/* sends READ responses */
 	} resp;
+	/* runs the requester for a kernel poster's task (req.c); cold */
+	struct work_struct post_work;
 };
 
 struct qpnic_ah {

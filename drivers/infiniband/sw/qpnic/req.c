@@ -670,12 +670,12 @@ void qpnic_req_work(struct work_struct *work)
 void qpnic_req_kick_posted(struct qpnic_qp *qp)
 {
 	if (!in_interrupt() && !irqs_disabled())
-		queue_work(qpnic_post_wq, &qp->req.post_work);
+		queue_work(qpnic_post_wq, &qp->post_work);
 	else
 		qpnic_req_kick(qp);
 }
 
 void qpnic_req_post_work(struct work_struct *work)
 {
-	qpnic_req_kick(container_of(work, struct qpnic_qp, req.post_work));
+	qpnic_req_kick(container_of(work, struct qpnic_qp, post_work));
 }
