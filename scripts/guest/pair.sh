@@ -123,8 +123,12 @@ PY
 		peer_silent "$1"
 }
 # (a failure of its own: the step that hung on the other end has its own)
+# With eth0's own counts per queue: a transmit queue that stopped (the
+# bench's 4-queue link has lost one for good, twice) shows as a
+# tx_timeouts count, and its kicks say whether the guest still rang QEMU.
 peer_silent() {
 	result FAIL "peer $role${phase:+ ($phase)}: no word '$1' between the guests within 300 s" \
-		"(last kernel lines: $(kernel_last_lines))"
+		"(last kernel lines: $(kernel_last_lines); eth0: $(ethtool -S eth0 2>/dev/null |
+			awk '$1 ~ /^(rx_queue_[0-9]+_packets|tx_queue_[0-9]+_(packets|kicks|tx_timeouts)):$/ {printf "%s%s ", $1, $2}'))"
 	return 1
 }
