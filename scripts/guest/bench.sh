@@ -128,27 +128,34 @@ perf() { # driver dev metric column program args...
 # latency: no stall, the numbers before the report were whole). So the
 # typical latency is taken in cycles (-C) and divided by the clock the
 # kernel reports in /proc/cpuinfo, the one perftest itself uses when its
-# measurement agrees with it.
-lat() { # driver dev metric program args...
-	local drv=$1 dev=$2 metric=$3 v
-	shift 3
-	v=$(perf_line "$dev" "$@" -C | typical_usec)
-	bench "$metric" "$drv" "${v:-failed}"
+# measurement agrees with it. NAME_typicalSUFFIX and NAME_p99SUFFIX (the
+# 99th percentile) come from the same run.
+lat() { # driver dev name suffix program args...
+	local drv=$1 dev=$2 name=$3 suffix=$4 v
+	shift 4
+	read -r -a v < <(perf_line "$dev" "$@" -C | lat_usec; echo)
+	bench "${name}_typical$suffix" "$drv" "${v[0]:-failed}"
+	bench "${name}_p99$suffix" "$drv" "${v[1]:-failed}"
 }
 
 data_path() { # driver dev [metric suffix]
 	local x=${3:-}
+	perf "$1" "$2" write_bw_4k_MBps$x 4 ib_write_bw -s 4096 -n 20000
 	perf "$1" "$2" write_bw_64k_MBps$x 4 ib_write_bw -s 65536 -n 5000
+	perf "$1" "$2" read_bw_4k_MBps$x 4 ib_read_bw -s 4096 -n 20000
 	perf "$1" "$2" read_bw_64k_MBps$x 4 ib_read_bw -s 65536 -n 2000
 	perf "$1" "$2" send_bw_4k_MBps$x 4 ib_send_bw -s 4096 -n 20000
 	perf "$1" "$2" send_rate_64b_Mpps$x 5 ib_send_bw -s 64 -n 50000
 	# 16 QPs at once (perftest's -q: the iterations are per QP)
+	perf "$1" "$2" write_bw_4k_q16_MBps$x 4 ib_write_bw -s 4096 -n 2000 -q 16
 	perf "$1" "$2" write_bw_64k_q16_MBps$x 4 ib_write_bw -s 65536 -n 500 -q 16
+	perf "$1" "$2" read_bw_4k_q16_MBps$x 4 ib_read_bw -s 4096 -n 2000 -q 16
+	perf "$1" "$2" read_bw_64k_q16_MBps$x 4 ib_read_bw -s 65536 -n 200 -q 16
 	perf "$1" "$2" send_rate_64b_q16_Mpps$x 5 ib_send_bw -s 64 -n 5000 -q 16
 	perf "$1" "$2" atomic_rate_Mpps$x 5 ib_atomic_bw -A FETCH_AND_ADD -n 20000
-	lat "$1" "$2" send_lat_64b_usec_typical$x ib_send_lat -s 64 -n 5000
-	lat "$1" "$2" write_lat_64b_usec_typical$x ib_write_lat -s 64 -n 5000
-	lat "$1" "$2" read_lat_64b_usec_typical$x ib_read_lat -s 64 -n 5000
+	lat "$1" "$2" send_lat_2b_usec "$x" ib_send_lat -s 2 -n 5000
+	lat "$1" "$2" write_lat_2b_usec "$x" ib_write_lat -s 2 -n 5000
+	lat "$1" "$2" read_lat_2b_usec "$x" ib_read_lat -s 2 -n 5000
 }
 
 # 1, 16, 256 and 1024 RC pairs streaming at once (tests/multi_rc.c, 5 s
@@ -184,7 +191,7 @@ loaded_lat() { # driver dev
 			taskset -c $cpu nice -n "$nice" sh -c 'while :; do :; done' &
 			hogs+=($!)
 		done
-		PERF_PIN=1 lat "$1" "$2" send_lat_2b_usec_typical_load_nice$nice ib_send_lat -s 2 -n 500
+		PERF_PIN=1 lat "$1" "$2" send_lat_2b_usec _load_nice$nice ib_send_lat -s 2 -n 500
 		kill "${hogs[@]}"
 		wait "${hogs[@]}" 2>/dev/null
 	done

@@ -39,9 +39,10 @@ check "peer $role: eth0 has 4 queue pairs" bash -c \
 
 # perftest, A the server and B the client: B prints column COL of its
 # result line ("size iters peak avg msgrate" for bandwidth tests; for a
-# latency test, run with -C, the typical cycles over the CPU clock).
+# latency test, run with -C, METRIC_typical and METRIC_p99 in
+# microseconds by the CPU clock).
 pt() { # driver metric col|lat program args...
-	local drv=$1 metric=$2 col=$3 line srv units=
+	local drv=$1 metric=$2 col=$3 line srv units= v
 	shift 3
 	if [ "$role" = a ]; then
 		a_serves || return
@@ -51,14 +52,17 @@ pt() { # driver metric col|lat program args...
 		wait $srv
 		return
 	fi
-	b_measures || { bench "$metric" "$drv" failed; return; }
+	b_measures || line=failed
 	[ "$col" = lat ] && set -- "$@" -C && units=cycles
-	line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 | perftest_result $units)
+	[ -n "$line" ] ||
+		line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 | perftest_result $units)
 	if [ "$col" = lat ]; then
-		line=$(echo "$line" | typical_usec)
-	else
-		line=$(echo "$line" | awk -v c="$col" '{print $c}')
+		read -r -a v < <(echo "$line" | lat_usec; echo)
+		bench "${metric}_typical" "$drv" "${v[0]:-failed}"
+		bench "${metric}_p99" "$drv" "${v[1]:-failed}"
+		return
 	fi
+	line=$(echo "$line" | awk -v c="$col" '{print $c}')
 	bench "$metric" "$drv" "${line:-failed}"
 }
 
@@ -116,9 +120,9 @@ data_path() { # driver
 	pt "$1" send_rate_64b_Mpps 5 ib_send_bw -s 64 -n 20000
 	write_q16_spread "$1"
 	pt "$1" send_rate_64b_q16_Mpps 5 ib_send_bw -s 64 -n 2000 -q 16
-	pt "$1" send_lat_2b_usec_typical lat ib_send_lat -s 2 -n 1000
-	pt "$1" write_lat_2b_usec_typical lat ib_write_lat -s 2 -n 1000
-	pt "$1" read_lat_2b_usec_typical lat ib_read_lat -s 2 -n 1000
+	pt "$1" send_lat_2b_usec lat ib_send_lat -s 2 -n 1000
+	pt "$1" write_lat_2b_usec lat ib_write_lat -s 2 -n 1000
+	pt "$1" read_lat_2b_usec lat ib_read_lat -s 2 -n 1000
 }
 
 # iperf3 from B to A: TCP for 5 s, then UDP of 1024-byte datagrams (a

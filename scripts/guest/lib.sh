@@ -208,11 +208,12 @@ perftest_result() { # [cycles]
 
 # stdin: a perftest latency result line taken with -C (cycles); stdout:
 # its typical figure in microseconds by the kernel's CPU clock (bench.sh
-# says why not perftest's own), or nothing.
-typical_usec() {
+# says why not perftest's own), then its 99th percentile, or nothing.
+lat_usec() {
 	local mhz
 	mhz=$(awk -F: '/^cpu MHz/ {printf "%.3f", $2; exit}' /proc/cpuinfo)
-	awk -v mhz="$mhz" 'mhz > 0 && $5 ~ /^[0-9.]+$/ {printf "%.2f", $5 / mhz}'
+	awk -v mhz="$mhz" 'mhz > 0 && $5 ~ /^[0-9.]+$/ && $8 ~ /^[0-9.]+$/ {
+		printf "%.2f %.2f", $5 / mhz, $8 / mhz}'
 }
 
 # pingpong NAME PROGRAM ARGS...: server and client of an rdma-core
