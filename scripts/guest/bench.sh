@@ -131,11 +131,9 @@ perf() { # driver dev metric column program args...
 # measurement agrees with it. NAME_typicalSUFFIX and NAME_p99SUFFIX (the
 # 99th percentile) come from the same run.
 lat() { # driver dev name suffix program args...
-	local drv=$1 dev=$2 name=$3 suffix=$4 v
+	local drv=$1 dev=$2 name=$3 suffix=$4
 	shift 4
-	read -r -a v < <(perf_line "$dev" "$@" -C | lat_usec; echo)
-	bench "${name}_typical$suffix" "$drv" "${v[0]:-failed}"
-	bench "${name}_p99$suffix" "$drv" "${v[1]:-failed}"
+	perf_line "$dev" "$@" -C | lat_rows "$name" "$suffix" "$drv"
 }
 
 data_path() { # driver dev [metric suffix]

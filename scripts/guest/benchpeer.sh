@@ -42,7 +42,7 @@ check "peer $role: eth0 has 4 queue pairs" bash -c \
 # latency test, run with -C, METRIC_typical and METRIC_p99 in
 # microseconds by the CPU clock).
 pt() { # driver metric col|lat program args...
-	local drv=$1 metric=$2 col=$3 line srv units= v
+	local drv=$1 metric=$2 col=$3 line srv units=
 	shift 3
 	if [ "$role" = a ]; then
 		a_serves || return
@@ -57,9 +57,7 @@ pt() { # driver metric col|lat program args...
 	[ -n "$line" ] ||
 		line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 | perftest_result $units)
 	if [ "$col" = lat ]; then
-		read -r -a v < <(echo "$line" | lat_usec; echo)
-		bench "${metric}_typical" "$drv" "${v[0]:-failed}"
-		bench "${metric}_p99" "$drv" "${v[1]:-failed}"
+		echo "$line" | lat_rows "$metric" "" "$drv"
 		return
 	fi
 	line=$(echo "$line" | awk -v c="$col" '{print $c}')

@@ -216,6 +216,15 @@ lat_usec() {
 		printf "%.2f %.2f", $5 / mhz, $8 / mhz}'
 }
 
+# stdin: the same; reports NAME_typicalSUFFIX and NAME_p99SUFFIX for
+# DRIVER through the caller's bench(), "failed" where there is no figure.
+lat_rows() { # name suffix driver
+	local v
+	read -r -a v < <(lat_usec; echo)
+	bench "${1}_typical$2" "$3" "${v[0]:-failed}"
+	bench "${1}_p99$2" "$3" "${v[1]:-failed}"
+}
+
 # pingpong NAME PROGRAM ARGS...: server and client of an rdma-core
 # pingpong example on $dev through GID index $gid, talking over TCP on
 # localhost at port $port + 1 (it advances $port).
