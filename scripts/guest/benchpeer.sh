@@ -52,9 +52,9 @@ pt() { # driver metric col|lat program args...
 		wait $srv
 		return
 	fi
-	b_measures || line=failed
 	[ "$col" = lat ] && set -- "$@" -C && units=cycles
-	[ -n "$line" ] ||
+	# (no line, so failed rows, when the step never began)
+	b_measures &&
 		line=$(timeout 120 "$@" -d "$rdev" -R -F -p 18700 "$peer" 2>&1 | perftest_result $units)
 	if [ "$col" = lat ]; then
 		echo "$line" | lat_rows "$metric" "" "$drv"
