@@ -274,14 +274,26 @@ static void qpnic_uc_traffic(struct kunit *test)
 
 /*
  * The faulty wire: lose every fifth packet (mode 0), deliver every one
- * twice (1), or have the sending host refuse every fifth one (2).
+ * twice (1), or have the sending host refuse every fifth one (2). It
+ * counts the loopback segments it sees, and those that are not of a
+ * SEND, a WRITE or a READ's responses.
  */
-static atomic_t rc_wire_count;
+static atomic_t rc_wire_count, rc_wire_segments, rc_wire_bad_segments;
 static unsigned int rc_wire_mode;
 
 static unsigned int rc_wire(struct sk_buff *skb)
 {
+	const u8 *bth = qpnic_test_lo_udp(skb) + sizeof(struct udphdr);
 	unsigned int n = atomic_inc_return(&rc_wire_count);
+	u32 flags = qpnic_opcode_flags(bth[0]);
+
+	if (qpnic_lo_npkts(skb) > 1) {
+		atomic_inc(&rc_wire_segments);
+		if (!(flags & (QPNIC_OP_SEND | QPNIC_OP_WRITE)) &&
+		    (flags & (QPNIC_OP_READ | QPNIC_OP_ACK)) !=
+		    (QPNIC_OP_READ | QPNIC_OP_ACK))
+			atomic_inc(&rc_wire_bad_segments);
+	}
 
 	if (rc_wire_mode == 1)
 		return 2;
@@ -290,7 +302,7 @@ static unsigned int rc_wire(struct sk_buff *skb)
 	return rc_wire_mode == 2 ? QPNIC_LO_REFUSED : 0;
 }
 
-static void rc_faulty(struct kunit *test, unsigned int mode)
+static void rc_faulty(struct kunit *test, unsigned int mode, bool segments)
 {
 	u64 retrans = qpnic_test_counter(test, rc.ibdev, "tx_retransmits");
 	u64 dups = qpnic_test_counter(test, rc.ibdev, "rx_duplicate_requests");
@@ -302,9 +314,19 @@ static void rc_faulty(struct kunit *test, unsigned int mode)
 
 	rc_wire_mode = mode;
 	atomic_set(&rc_wire_count, 0);
+	atomic_set(&rc_wire_segments, 0);
+	atomic_set(&rc_wire_bad_segments, 0);
+	WRITE_ONCE(qpnic_kunit_lo_segments, segments);
 	WRITE_ONCE(qpnic_kunit_lo_hook, rc_wire);
 	rc_traffic(test, &o);
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	WRITE_ONCE(qpnic_kunit_lo_segments, false);
+	/* segments go only where the wire takes them, and only SEND, WRITE */
+	if (segments)
+		KUNIT_EXPECT_GT(test, atomic_read(&rc_wire_segments), 0);
+	else
+		KUNIT_EXPECT_EQ(test, atomic_read(&rc_wire_segments), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_wire_bad_segments), 0);
 	if (mode == 0) {
 		KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev,
 							 "tx_retransmits"), retrans);
@@ -329,12 +351,34 @@ static void rc_faulty(struct kunit *test, unsigned int mode)
 
 static void qpnic_rc_lossy_wire(struct kunit *test)
 {
-	rc_faulty(test, 0);
+	rc_faulty(test, 0, false);
 }
 
 static void qpnic_rc_duplicating_wire(struct kunit *test)
 {
-	rc_faulty(test, 1);
+	rc_faulty(test, 1, false);
+}
+
+/*
+ * The same with loopback segments: a segment lost, duplicated or refused
+ * is a run of packets lost, duplicated or refused. After a loss the
+ * window is halved and the requester builds its segments again from
+ * another PSN: one may reach across the PSN the responder expects, which
+ * has the requester go back to it. Every byte is checked all the same.
+ */
+static void qpnic_rc_lossy_wire_segments(struct kunit *test)
+{
+	rc_faulty(test, 0, true);
+}
+
+static void qpnic_rc_duplicating_wire_segments(struct kunit *test)
+{
+	rc_faulty(test, 1, true);
+}
+
+static void qpnic_rc_refused_segments(struct kunit *test)
+{
+	rc_faulty(test, 2, true);
 }
 
 /*
@@ -440,7 +484,7 @@ static void qpnic_rc_ecn(struct kunit *test)
 
 static void qpnic_rc_refused_by_host(struct kunit *test)
 {
-	rc_faulty(test, 2);
+	rc_faulty(test, 2, false);
 }
 
 /*
@@ -1677,6 +1721,9 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_uc_traffic),
 	KUNIT_CASE(qpnic_rc_lossy_wire),
 	KUNIT_CASE(qpnic_rc_duplicating_wire),
+	KUNIT_CASE(qpnic_rc_lossy_wire_segments),
+	KUNIT_CASE(qpnic_rc_duplicating_wire_segments),
+	KUNIT_CASE(qpnic_rc_refused_segments),
 	KUNIT_CASE(qpnic_rc_ecn),
 	KUNIT_CASE(qpnic_rc_refused_by_host),
 	KUNIT_CASE(qpnic_rc_stack_backpressure),

@@ -8,9 +8,10 @@
 #ifndef QPNIC_EXPORT_H
 #define QPNIC_EXPORT_H
 
+#include <linux/skbuff.h>
+
 struct ib_device;
 struct net_device;
-struct sk_buff;
 
 int qpnic_device_add(const char *name, struct net_device *ndev,
 		     struct ib_device **ibdev);
@@ -28,6 +29,24 @@ void qpnic_rcv(struct sk_buff *skb);
 #define QPNIC_LO_REFUSED	(~0U)
 typedef unsigned int (*qpnic_lo_hook_t)(struct sk_buff *skb);
 extern qpnic_lo_hook_t qpnic_kunit_lo_hook;
+/*
+ * A loopback packet may be a segment: consecutive packets of one SEND or
+ * WRITE of a connected QP under one header, the first packet's PSN and
+ * an opcode that says where the segment starts and ends in its message,
+ * their payloads back to back (in page fragments). It never goes through
+ * a NIC. A hook sees segments only while qpnic_kunit_lo_segments is set;
+ * otherwise every packet goes alone.
+ */
+struct qpnic_lo_cb {
+	u16 npkts;		/* 0 for a plain packet */
+};
+
+static inline u32 qpnic_lo_npkts(const struct sk_buff *skb)
+{
+	return ((const struct qpnic_lo_cb *)skb->cb)->npkts ?: 1;
+}
+
+extern bool qpnic_kunit_lo_segments;
 /*
  * An inline loopback section of @ibdev's on this CPU, BH off (as a user
  * QP's requester opens one): packets to the device's own GIDs sent inside

@@ -137,6 +137,7 @@ struct qpnic_pkt {
 	u32 psn;
 	u32 dqpn;
 	u32 paylen;		/* payload bytes, pad and ICRC excluded */
+	u32 npkts;		/* packets it stands for: 1 but in a loopback segment */
 	u16 pkey;
 	u8 opcode;
 	u8 hdr_len;		/* BTH and extension headers */

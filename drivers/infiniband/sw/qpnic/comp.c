@@ -222,6 +222,7 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
 	struct qpnic_copy c = { .skb = skb, .skb_offset = pkt->hdr_len,
 				.to_mr = true };
+	u32 end_psn = (pkt->psn + pkt->npkts - 1) & QPNIC_PSN_MASK;
 	bool at_end, last = pkt->opcode == QPNIC_READ_RESPONSE_LAST ||
 		    pkt->opcode == QPNIC_READ_RESPONSE_ONLY;
 	u64 offset;
@@ -252,10 +253,11 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	offset = (u64)qpnic_psn_diff(pkt->psn, wqe->first_psn) * qp->mtu;
 	/*
 	 * The response must be the part of the READ its PSN stands for (a
-	 * READ asked again from the middle is answered FIRST from there on).
+	 * READ asked again from the middle is answered FIRST from there on);
+	 * a loopback segment, the packets from its PSN on.
 	 */
-	at_end = pkt->psn == wqe->last_psn;
-	if (last != at_end || (!last && pkt->paylen != qp->mtu) ||
+	at_end = end_psn == wqe->last_psn;
+	if (last != at_end || (!last && pkt->paylen != pkt->npkts * qp->mtu) ||
 	    offset + pkt->paylen > wqe->length ||
 	    (last && offset + pkt->paylen != wqe->length)) {
 		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_STALE, pkt);
@@ -269,7 +271,7 @@ static bool qpnic_comp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 					  notify);
 		return true;
 	}
-	qp->comp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+	qp->comp.psn = (end_psn + 1) & QPNIC_PSN_MASK;
 	if (last)
 		qpnic_req_complete_locked(qp, wqe, IB_WC_SUCCESS, notify);
 	return true;

@@ -15,7 +15,10 @@ static void qpnic_copy_chunk(struct qpnic_copy *c, void *addr, u32 n)
 {
 	if (c->skb) {
 		/* the caller bounded the range by the packet's length */
-		skb_copy_bits(c->skb, c->skb_offset, addr, n);
+		if (c->to_mr)
+			skb_copy_bits(c->skb, c->skb_offset, addr, n);
+		else
+			skb_store_bits(c->skb, c->skb_offset, addr, n);
 		c->skb_offset += n;
 		return;
 	}

@@ -143,6 +143,34 @@ struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 }
 
 /*
+ * As qpnic_skb_alloc(), for a packet whose first @linear bytes (its
+ * headers) are put in the skb's head and whose @paged bytes after them
+ * are in order-0 page fragments: a big loopback segment needs no
+ * high-order atomic allocation. skb->data is at the headers.
+ */
+struct sk_buff *qpnic_skb_alloc_paged(struct qpnic_dev *qdev,
+				      const struct qpnic_av *av,
+				      unsigned int linear, unsigned int paged)
+{
+	unsigned int headroom = MAX_HEADER + qpnic_ip_hdr_len(av) +
+				sizeof(struct udphdr);
+	struct sk_buff *skb;
+	int err;
+
+	skb = alloc_skb_with_frags(headroom + linear, paged, 0, &err,
+				   GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb) {
+		qpnic_drop(qdev, QPNIC_CNT_TX_DROP_NO_MEM, NULL);
+		return NULL;
+	}
+	skb_reserve(skb, headroom);
+	skb_put(skb, linear);
+	skb->data_len = paged;
+	skb->len += paged;
+	return skb;
+}
+
+/*
  * Route @skb to @av through the kernel's tables; false (the skb freed,
  * counted) when there is no route or no room for the link header.
  */
@@ -243,16 +271,15 @@ static struct qpnic_lo_lane *qpnic_loopback_lane(struct qpnic_dev *qdev,
 /* Queue @skb for delivery, or drop it (false) when the device is full. */
 static bool qpnic_loopback_queue(struct qpnic_dev *qdev, struct sk_buff *skb)
 {
-	unsigned int queued = 0, i;
+	u32 npkts = qpnic_lo_npkts(skb);
 
-	/* racing senders may each pass the limit by one */
-	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
-		queued += skb_queue_len_lockless(&qdev->lo_lanes[i].q);
-	if (queued >= QPNIC_LOOPBACK_MAX) {
+	/* racing senders may each pass the limit by one segment */
+	if (atomic_read(&qdev->lo_queued) + npkts > QPNIC_LOOPBACK_MAX) {
 		qpnic_drop(qdev, QPNIC_CNT_LOOPBACK_DROPS, NULL);
 		kfree_skb(skb);
 		return false;
 	}
+	atomic_add(npkts, &qdev->lo_queued);
 	skb_queue_tail(&qpnic_loopback_lane(qdev, skb)->q, skb);
 	return true;
 }
@@ -383,7 +410,7 @@ bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 	 * RSS sees it, and spares the stack dissecting the packet.
 	 */
 	skb_set_hash(skb, jhash_1word(sport, 0), PKT_HASH_TYPE_L4);
-	qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
+	qpnic_count_n(qdev, QPNIC_CNT_TX_PACKETS, qpnic_lo_npkts(skb));
 
 	/*
 	 * The ICRC guards the wire. A packet to this device never leaves
@@ -437,11 +464,23 @@ bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 }
 
 /*
+ * Whether packets to @av may go as loopback segments (qpnic_lo_cb): to
+ * this device, unless KUnit's faulty wire wants every packet alone.
+ */
+bool qpnic_lo_segments(const struct qpnic_av *av)
+{
+	return av->loopback && (!READ_ONCE(qpnic_kunit_lo_hook) ||
+				READ_ONCE(qpnic_kunit_lo_segments));
+}
+
+/*
  * KUnit's faulty wire: how many copies of a loopback packet to deliver
  * (0 drops it). Only the KUnit suite sets it.
  */
 qpnic_lo_hook_t qpnic_kunit_lo_hook;
 EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_hook, QPNIC_KUNIT);
+bool qpnic_kunit_lo_segments;
+EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_segments, QPNIC_KUNIT);
 
 /*
  * Deliver up to *@budget of @lane's packets, BH off as on the wire path,
@@ -454,6 +493,7 @@ static bool qpnic_loopback_deliver_lane(struct qpnic_dev *qdev,
 {
 	bool delivered = false;
 	struct sk_buff *skb;
+	u32 npkts;
 
 	while (*budget && !skb_queue_empty_lockless(&lane->q) &&
 	       !test_and_set_bit_lock(0, &lane->busy)) {
@@ -461,7 +501,9 @@ static bool qpnic_loopback_deliver_lane(struct qpnic_dev *qdev,
 		while (*budget && (skb = skb_dequeue(&lane->q))) {
 			--*budget;
 			delivered = true;
-			qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
+			npkts = qpnic_lo_npkts(skb);
+			atomic_sub(npkts, &qdev->lo_queued);
+			qpnic_count_n(qdev, QPNIC_CNT_LOOPBACK_PACKETS, npkts);
 			qpnic_rcv_dev(qdev, skb, true);
 		}
 		/* (the ACKs it sends queue in other lanes, or this one) */
@@ -565,6 +607,7 @@ void qpnic_loopback_init(struct qpnic_dev *qdev)
 
 	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
 		skb_queue_head_init(&qdev->lo_lanes[i].q);
+	atomic_set(&qdev->lo_queued, 0);
 	INIT_WORK(&qdev->loopback_work, qpnic_loopback_work);
 }
 
@@ -576,6 +619,7 @@ void qpnic_loopback_stop(struct qpnic_dev *qdev)
 	cancel_work_sync(&qdev->loopback_work);
 	for (i = 0; i < QPNIC_LOOPBACK_LANES; i++)
 		skb_queue_purge(&qdev->lo_lanes[i].q);
+	atomic_set(&qdev->lo_queued, 0);
 }
 
 static struct socket *qpnic_udp_open(bool ipv6)

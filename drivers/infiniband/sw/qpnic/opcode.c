@@ -136,6 +136,7 @@ int qpnic_pkt_parse(struct sk_buff *skb, struct qpnic_pkt *pkt)
 	pkt->psn = qpnic_bth_psn(bth);
 	pkt->hdr_len = hdr_len;
 	pkt->paylen = skb->len - tail;
+	pkt->npkts = 1;
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(qpnic_pkt_parse, QPNIC_KUNIT);

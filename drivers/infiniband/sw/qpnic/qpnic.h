@@ -35,6 +35,12 @@
 #define QPNIC_LOOPBACK_MAX	1024
 #define QPNIC_LOOPBACK_BUDGET	256	/* packets a deliverer takes in a go */
 #define QPNIC_LOOPBACK_LANES	8	/* a power of 2 */
+/*
+ * The most payload one loopback segment carries (see qpnic_lo_cb): 16
+ * packets at a 1024-byte MTU, in page fragments (no high-order atomic
+ * allocation).
+ */
+#define QPNIC_LO_SEG_BYTES	16384
 
 /* Device limits, reported by query_device and enforced by every verb. */
 #define QPNIC_MAX_QP		0x100000U
@@ -154,6 +160,7 @@ struct qpnic_dev {
 	 * time, from the work item or inline where a sender may (net.c)
 	 */
 	struct qpnic_lo_lane lo_lanes[QPNIC_LOOPBACK_LANES];
+	atomic_t lo_queued;		/* packets in the lanes, segments' all */
 	struct work_struct loopback_work;
 	atomic_t num_pd, num_cq, num_qp, num_srq, num_mr, num_mw, num_ah;
 };
@@ -608,6 +615,13 @@ static inline void qpnic_count(struct qpnic_dev *qdev, enum qpnic_counter id)
 	this_cpu_inc(qdev->counters->val[id]);
 }
 
+/* (a loopback segment counts as the packets it stands for) */
+static inline void qpnic_count_n(struct qpnic_dev *qdev, enum qpnic_counter id,
+				 u32 n)
+{
+	this_cpu_add(qdev->counters->val[id], n);
+}
+
 /* main.c */
 extern struct workqueue_struct *qpnic_wq;
 extern struct workqueue_struct *qpnic_post_wq;
@@ -630,6 +644,9 @@ int qpnic_av_init(struct qpnic_dev *qdev, struct qpnic_av *av,
 		  const struct rdma_ah_attr *attr);
 struct sk_buff *qpnic_skb_alloc(struct qpnic_dev *qdev,
 				const struct qpnic_av *av, unsigned int len);
+struct sk_buff *qpnic_skb_alloc_paged(struct qpnic_dev *qdev,
+				      const struct qpnic_av *av,
+				      unsigned int linear, unsigned int paged);
 bool qpnic_skb_send(struct qpnic_dev *qdev, const struct qpnic_av *av,
 		    struct sk_buff *skb, u16 sport, struct qpnic_tx_flow *flow);
 struct qpnic_tx_flow *qpnic_tx_flow_alloc(struct qpnic_qp *qp, gfp_t gfp);
@@ -648,7 +665,7 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback);
 /* mem.c: data between MRs and packets */
 struct qpnic_copy {
 	void *buf;			/* kernel buffer, or NULL for @skb */
-	const struct sk_buff *skb;	/* source of a copy into an MR */
+	struct sk_buff *skb;		/* source of a copy into an MR, or target */
 	int skb_offset;
 	bool to_mr;
 };
@@ -693,6 +710,10 @@ void qpnic_resp_ud(struct qpnic_qp *qp, struct sk_buff *skb,
 struct sk_buff *qpnic_pkt_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
 				struct qpnic_hdr_fields *f, u32 paylen,
 				u8 **payload);
+struct sk_buff *qpnic_seg_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
+				struct qpnic_hdr_fields *f, u32 paylen,
+				u32 npkts);
+bool qpnic_lo_segments(const struct qpnic_av *av);
 bool qpnic_pkt_send(struct qpnic_qp *qp, const struct qpnic_av *av,
 		    struct sk_buff *skb, u32 dqpn);
 bool qpnic_req_head_error(struct qpnic_qp *qp, bool *notify);

@@ -101,6 +101,15 @@ static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 		return err == -EBADMSG ? QPNIC_CNT_RX_DROP_MALFORMED :
 					 QPNIC_CNT_RX_DROP_OPCODE;
 	pkt->ce = qpnic_skb_ce(skb);
+	if (loopback) {
+		/* only this device builds segments: SEND, WRITE, READ data */
+		pkt->npkts = qpnic_lo_npkts(skb);
+		if (pkt->npkts > 1 &&
+		    ((!(pkt->flags & (QPNIC_OP_SEND | QPNIC_OP_WRITE)) &&
+		      !((pkt->flags & QPNIC_OP_READ) && (pkt->flags & QPNIC_OP_ACK))) ||
+		     pkt->paylen > QPNIC_LO_SEG_BYTES))
+			return QPNIC_CNT_RX_DROP_MALFORMED;
+	}
 	/* (a loopback packet carries none: it never crossed a wire) */
 	if (!loopback &&
 	    (skb_copy_bits(skb, skb->len - QPNIC_ICRC_LEN, &icrc, sizeof(icrc)) ||
@@ -145,7 +154,7 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback)
 		return;
 	}
 	if (drop == QPNIC_NUM_COUNTERS) {
-		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
+		qpnic_count_n(qdev, QPNIC_CNT_RX_PACKETS, pkt.npkts);
 		trace_qpnic_pkt_recv(&qdev->ibdev, &pkt);
 		if (pkt.flags & QPNIC_OP_REQ) {
 			qpnic_resp_rcv(qp, skb, &pkt);

@@ -50,8 +50,34 @@ struct qpnic_req_pkt {
 	u32 index;		/* the WQE's SQ index */
 	u32 offset;		/* the payload's offset in the message */
 	u32 paylen;
+	u32 npkts;		/* more than 1: a loopback segment */
 	bool complete;		/* UD, UC: the message is out, complete it */
 };
+
+/*
+ * An skb for a loopback segment of @npkts packets (see qpnic_lo_cb):
+ * headers from @f, then @paylen payload bytes in page fragments for the
+ * caller to fill from the end of the headers, pad and ICRC zeroed. NULL
+ * when there is no memory (counted), as for a packet.
+ */
+struct sk_buff *qpnic_seg_alloc(struct qpnic_qp *qp, const struct qpnic_av *av,
+				struct qpnic_hdr_fields *f, u32 paylen,
+				u32 npkts)
+{
+	static const u8 zeros[3 + QPNIC_ICRC_LEN];
+	u32 hdr_len = qpnic_opcode_hdr_len(f->opcode);
+	struct sk_buff *skb;
+
+	f->pad = -paylen & 3;
+	skb = qpnic_skb_alloc_paged(to_qdev(qp->ibqp.device), av, hdr_len,
+				    paylen + f->pad + QPNIC_ICRC_LEN);
+	if (!skb)
+		return NULL;
+	qpnic_hdr_build(skb->data, f);
+	skb_store_bits(skb, hdr_len + paylen, zeros, f->pad + QPNIC_ICRC_LEN);
+	((struct qpnic_lo_cb *)skb->cb)->npkts = npkts;
+	return skb;
+}
 
 /*
  * An skb for one packet of @qp to @av: headers from @f (the pad is set
@@ -284,10 +310,34 @@ static bool qpnic_req_window_full(const struct qpnic_qp *qp, u32 psn)
  * that ask always lets the requester go on, where a longer tail left
  * blocked behind a cut window would wait for the ACK timeout.
  */
-static bool qpnic_req_ackreq(const struct qpnic_qp *qp, u32 psn, bool last)
+static bool qpnic_req_ackreq(const struct qpnic_qp *qp, u32 psn, u32 npkts,
+			     bool last)
 {
-	return last ||
-	       !(psn % min_t(u32, QPNIC_ACKREQ_EVERY, qp->req.window / 2));
+	u32 every = min_t(u32, QPNIC_ACKREQ_EVERY, qp->req.window / 2);
+
+	/* (a segment asks when one of its PSNs is due; PSN 0 always is) */
+	return last || psn + npkts - 1 > QPNIC_PSN_MASK ||
+	       !(psn % every) || psn % every + npkts > every;
+}
+
+/*
+ * How many packets of a SEND or WRITE go in one skb: more than one only
+ * to this device (a loopback segment, see qpnic_lo_cb), as many as
+ * QPNIC_LO_SEG_BYTES, the rest of the message and the window allow.
+ * Inline data goes in plain packets. Caller holds the SQ lock.
+ */
+static u32 qpnic_req_npkts(const struct qpnic_qp *qp,
+			   const struct qpnic_send_wqe *wqe, u32 psn, u32 rem)
+{
+	u32 n;
+
+	if (!wqe->num_sge || !qpnic_lo_segments(&qp->av))
+		return 1;
+	n = min(QPNIC_LO_SEG_BYTES / qp->mtu, qpnic_packets(rem, qp->mtu));
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		n = min_t(u32, n, qp->req.window -
+			  qpnic_psn_diff(psn, qp->comp.psn));
+	return max(n, 1U);
 }
 
 /*
@@ -377,8 +427,10 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.ackreq = true;
 		last = true;
 	} else {
-		p->paylen = min(rem, qp->mtu);
-		last = rem <= qp->mtu;
+		npkts = qpnic_req_npkts(qp, wqe, psn, rem);
+		p->npkts = npkts;
+		p->paylen = min(rem, npkts * qp->mtu);
+		last = rem <= npkts * qp->mtu;
 		p->f.opcode = qpnic_send_opcode(wqe, first, last);
 		if (first && (wqe->opcode == IB_WR_RDMA_WRITE ||
 			      wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)) {
@@ -389,7 +441,7 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.immdt = wqe->ex.imm_data;
 		p->f.ieth_rkey = wqe->ex.invalidate_rkey;
 		p->f.se = last && (wqe->send_flags & IB_SEND_SOLICITED);
-		p->f.ackreq = rc && qpnic_req_ackreq(qp, psn, last);
+		p->f.ackreq = rc && qpnic_req_ackreq(qp, psn, npkts, last);
 	}
 	if (!rc)
 		p->f.opcode |= QPNIC_OPC_UC;
@@ -443,12 +495,21 @@ static bool qpnic_req_claim_ud(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 	return true;
 }
 
-/* The payload bytes of @p into @buf; the status if that fails. */
+/*
+ * The payload bytes of @p into @buf, or into @skb after the headers when
+ * @buf is NULL (a segment's page fragments); the status if that fails.
+ */
 static enum ib_wc_status qpnic_req_payload(struct qpnic_qp *qp,
-					   const struct qpnic_req_pkt *p, u8 *buf)
+					   const struct qpnic_req_pkt *p,
+					   struct sk_buff *skb, u8 *buf)
 {
 	const struct qpnic_send_wqe *wqe = p->wqe;
 	struct qpnic_copy c = { .buf = buf };
+
+	if (!buf) {
+		c.skb = skb;
+		c.skb_offset = qpnic_opcode_hdr_len(p->f.opcode);
+	}
 
 	if (!p->paylen)
 		return IB_WC_SUCCESS;
@@ -500,15 +561,17 @@ static struct sk_buff *qpnic_req_build(struct qpnic_qp *qp,
 	bool ud = qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	struct sk_buff *skb = NULL;
-	u8 *payload;
+	u8 *payload = NULL;
 
 	lockdep_assert_held(&qp->sq.lock);
 	if (ud)
 		status = qpnic_req_ud_av(qp, p);
 	if (status == IB_WC_SUCCESS)
-		skb = qpnic_pkt_alloc(qp, &p->av, &p->f, p->paylen, &payload);
+		skb = p->npkts > 1 ?
+		      qpnic_seg_alloc(qp, &p->av, &p->f, p->paylen, p->npkts) :
+		      qpnic_pkt_alloc(qp, &p->av, &p->f, p->paylen, &payload);
 	if (skb)
-		status = qpnic_req_payload(qp, p, payload);
+		status = qpnic_req_payload(qp, p, skb, payload);
 	if (status != IB_WC_SUCCESS) {
 		kfree_skb(skb);
 		skb = NULL;

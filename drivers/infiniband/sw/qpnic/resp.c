@@ -716,6 +716,7 @@ struct qpnic_read_pkt {
 	struct qpnic_rkey_ref ref;	/* held; ref.mr NULL for no payload */
 	u64 va;
 	u32 len;
+	u32 npkts;			/* more than 1: a loopback segment */
 };
 
 /*
@@ -730,8 +731,8 @@ static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_resp_res *res = NULL;
 	unsigned long flags;
+	bool claimed = false, first, last;
 	u32 i, npkts, off;
-	bool claimed = false;
 
 	spin_lock_irqsave(&qp->resp_lock, flags);
 	if (!qpnic_resp_state_ok(qp->state) || qp->dying)
@@ -778,21 +779,26 @@ next_res:
 	off = res->next * res->mtu;
 	memset(rp, 0, sizeof(*rp));
 	rp->av = qp->av;
+	rp->npkts = 1;
+	if (qpnic_lo_segments(&rp->av))
+		rp->npkts = min(QPNIC_LO_SEG_BYTES / res->mtu, npkts - res->next);
+	first = !res->next;
+	last = res->next + rp->npkts == npkts;
 	rp->va = res->va + off;
-	rp->len = min(res->mtu, res->len - off);
+	rp->len = min(rp->npkts * res->mtu, res->len - off);
 	rp->f.pkey = IB_DEFAULT_PKEY_FULL;
 	rp->f.dqpn = qp->attr.dest_qp_num;
 	rp->f.psn = (res->first_psn + res->next) & QPNIC_PSN_MASK;
 	rp->f.aeth.syndrome = QPNIC_AETH_ACK_CREDITS;
 	rp->f.aeth.msn = res->msn;
-	if (npkts == 1)
-		rp->f.opcode = QPNIC_READ_RESPONSE_ONLY;
-	else if (!res->next)
-		rp->f.opcode = QPNIC_READ_RESPONSE_FIRST;
+	if (first)
+		rp->f.opcode = last ? QPNIC_READ_RESPONSE_ONLY :
+				      QPNIC_READ_RESPONSE_FIRST;
 	else
-		rp->f.opcode = res->next == npkts - 1 ? QPNIC_READ_RESPONSE_LAST :
-							QPNIC_READ_RESPONSE_MIDDLE;
-	if (++res->next == npkts) {
+		rp->f.opcode = last ? QPNIC_READ_RESPONSE_LAST :
+				      QPNIC_READ_RESPONSE_MIDDLE;
+	res->next += rp->npkts;
+	if (last) {
 		res->sending = false;
 		res->restarted = false;
 	}
@@ -814,15 +820,21 @@ out:
 
 static void qpnic_resp_read_send(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 {
+	struct qpnic_copy c = {};
 	struct sk_buff *skb;
-	u8 *payload;
 
-	skb = qpnic_pkt_alloc(qp, &rp->av, &rp->f, rp->len, &payload);
-	if (skb && rp->ref.mr) {
-		struct qpnic_copy c = { .buf = payload };
+	if (rp->npkts > 1) {
+		skb = qpnic_seg_alloc(qp, &rp->av, &rp->f, rp->len, rp->npkts);
+		c.skb = skb;
+		c.skb_offset = qpnic_opcode_hdr_len(rp->f.opcode);
+	} else {
+		u8 *payload = NULL;
 
-		qpnic_mr_copy(rp->ref.mr, rp->va, rp->len, &c);
+		skb = qpnic_pkt_alloc(qp, &rp->av, &rp->f, rp->len, &payload);
+		c.buf = payload;
 	}
+	if (skb && rp->ref.mr)
+		qpnic_mr_copy(rp->ref.mr, rp->va, rp->len, &c);
 	if (rp->ref.mr)
 		qpnic_rkey_put(&rp->ref);
 	if (skb)	/* else lost: the requester asks again */
@@ -935,16 +947,20 @@ static bool qpnic_resp_opcode_in_sequence(const struct qpnic_qp *qp,
 /*
  * A SEND's or WRITE's packet carries exactly the path MTU when more of the
  * message follows (FIRST, MIDDLE), at most that when it ends it (IBTA
- * 9.7.5.1.2, length errors).
+ * 9.7.5.1.2, length errors). A loopback segment of n packets: n full
+ * ones, or n - 1 and the message's last.
  */
 static bool qpnic_resp_paylen_ok(const struct qpnic_qp *qp,
 				 const struct qpnic_pkt *pkt)
 {
+	u32 most = pkt->npkts * qp->mtu;
+
 	if (!(pkt->flags & (QPNIC_OP_SEND | QPNIC_OP_WRITE)))
 		return true;
 	if (pkt->flags & QPNIC_OP_LAST)
-		return pkt->paylen <= qp->mtu;
-	return pkt->paylen == qp->mtu;
+		return pkt->paylen <= most &&
+		       (pkt->npkts == 1 || pkt->paylen > most - qp->mtu);
+	return pkt->paylen == most;
 }
 
 /*
@@ -956,7 +972,7 @@ static void qpnic_resp_invalid(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 {
 	qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
-		qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+		qp->resp.psn = (pkt->psn + pkt->npkts) & QPNIC_PSN_MASK;
 }
 
 /*
@@ -1209,6 +1225,16 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		}
 		goto unlock;
 	}
+	if (rc && ahead < 0 && ahead + (s32)pkt->npkts > 0) {
+		/*
+		 * A loopback segment built again, after a rewind, across the
+		 * expected PSN: the requester goes back to that PSN at once.
+		 */
+		qpnic_drop(qdev, QPNIC_CNT_RX_OUT_OF_SEQUENCE, pkt);
+		qp->resp.nak_sent = true;
+		qpnic_resp_ack(qp, &out, QPNIC_NAK_SEQ, qp->resp.psn);
+		goto unlock;
+	}
 	if (rc && ahead < 0) {
 		qpnic_resp_duplicate(qp, skb, pkt, &out);
 		goto unlock;
@@ -1256,9 +1282,10 @@ static void qpnic_resp_connected(struct qpnic_qp *qp, struct sk_buff *skb,
 		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
 		out.msn = qp->resp.msn;
 	} else {
-		qp->resp.psn = (pkt->psn + 1) & QPNIC_PSN_MASK;
+		qp->resp.psn = (pkt->psn + pkt->npkts) & QPNIC_PSN_MASK;
 		if (done && pkt->ackreq)
-			qpnic_resp_ack(qp, &out, QPNIC_AETH_ACK_CREDITS, pkt->psn);
+			qpnic_resp_ack(qp, &out, QPNIC_AETH_ACK_CREDITS,
+				       (pkt->psn + pkt->npkts - 1) & QPNIC_PSN_MASK);
 	}
 unlock:
 	qpnic_resp_defer_ack(qp, &out);
