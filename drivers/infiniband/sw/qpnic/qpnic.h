@@ -478,6 +478,7 @@ struct qpnic_qp {
 		u32 num_res;
 		u32 next_res;		/* the oldest: the one to reuse next */
 		struct work_struct read_work;	/* sends READ responses */
+		unsigned long read_busy;	/* bit 0: a context sends them */
 	} resp;
 	/* runs the requester for a kernel poster's task (req.c); cold */
 	struct work_struct post_work;

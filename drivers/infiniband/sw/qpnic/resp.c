@@ -437,7 +437,7 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 				.to_mr = true };
 	const __be32 *imm = qpnic_pkt_imm(skb, pkt);
 	bool last = pkt->flags & QPNIC_OP_LAST;
-	struct qpnic_rkey_ref ref;
+	struct qpnic_rkey_ref ref = {};
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
 		qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
@@ -451,8 +451,10 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 		qp->resp.rkey = get_unaligned_be32(reth + 8);
 		qp->resp.resid = get_unaligned_be32(reth + 12);
 		qp->resp.write_len = qp->resp.resid;
-		if (!qpnic_resp_rkey_ok(qp, qp->resp.rkey, qp->resp.va,
-					qp->resp.resid, IB_ACCESS_REMOTE_WRITE)) {
+		/* the whole message's range; held for this packet's bytes */
+		if (qp->resp.resid &&
+		    !qpnic_rkey_get(qp, qp->resp.rkey, qp->resp.va,
+				    qp->resp.resid, IB_ACCESS_REMOTE_WRITE, &ref)) {
 			qpnic_resp_refuse(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
 			return false;
 		}
@@ -461,25 +463,27 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (pkt->paylen > qp->resp.resid ||
 	    (last && pkt->paylen != qp->resp.resid)) {
 		qpnic_resp_refuse(qp, out, QPNIC_NAK_INV_REQ, pkt->psn);
-		return false;
+		goto put;
 	}
 	/* the receive WQE an immediate consumes must be there before a byte lands */
 	if (imm && !qpnic_resp_fetch(qp, out)) {
 		qpnic_drop(qdev, QPNIC_CNT_RX_DROP_NO_RECV_WQE, pkt);
 		qpnic_resp_ack(qp, out, QPNIC_AETH_RNR_NAK |
 			       (qp->attr.min_rnr_timer & 0x1f), pkt->psn);
-		return false;
+		goto put;
 	}
 	if (pkt->paylen) {
 		/* an MR deregistered, or a key invalidated, during the message */
-		if (!qpnic_rkey_get(qp, qp->resp.rkey, qp->resp.va, pkt->paylen,
+		if (!ref.mr &&
+		    !qpnic_rkey_get(qp, qp->resp.rkey, qp->resp.va, pkt->paylen,
 				    IB_ACCESS_REMOTE_WRITE, &ref)) {
 			qpnic_resp_refuse(qp, out, QPNIC_NAK_REM_ACCESS, pkt->psn);
 			return false;
 		}
 		qpnic_mr_copy(ref.mr, qp->resp.va, pkt->paylen, &c);
-		qpnic_rkey_put(&ref);
 	}
+	if (ref.mr)
+		qpnic_rkey_put(&ref);
 	qp->resp.va += pkt->paylen;
 	qp->resp.resid -= pkt->paylen;
 	qp->resp.in_write = !last;
@@ -491,6 +495,10 @@ static bool qpnic_resp_write(struct qpnic_qp *qp, struct sk_buff *skb,
 					    qp->resp.write_len, imm, pkt->se);
 	}
 	return true;
+put:
+	if (ref.mr)
+		qpnic_rkey_put(&ref);
+	return false;
 }
 
 /*
@@ -534,8 +542,8 @@ static struct qpnic_resp_res *qpnic_resp_res_find(struct qpnic_qp *qp,
 }
 
 /*
- * An RDMA READ request: checked here, kept as a responder resource and
- * answered from the read work, never from the receive path.
+ * An RDMA READ request: checked here and kept as a responder resource;
+ * the receive path sends its first response, the READ work the rest.
  */
 static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 			    const struct qpnic_pkt *pkt, struct qpnic_resp_out *out)
@@ -842,27 +850,73 @@ static void qpnic_resp_read_send(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 }
 
 /*
- * The READ work: at most QPNIC_READ_BUDGET responses a run, BH off for
- * each as on the receive path, then it queues itself again behind other
- * work. What it may send is bounded by the QP's responder resources.
+ * Whether READ responses, or answers that wait for them, are due: what
+ * qpnic_resp_read_claim() would find. Takes resp_lock.
+ */
+static bool qpnic_resp_read_due(struct qpnic_qp *qp)
+{
+	unsigned long flags;
+	bool due = false;
+	u32 i;
+
+	spin_lock_irqsave(&qp->resp_lock, flags);
+	if (qpnic_resp_state_ok(qp->state) && !qp->dying) {
+		due = qp->resp.ack_deferred;
+		for (i = 0; i < qp->resp.num_res && !due; i++)
+			due = qp->resp.res[i].type != QPNIC_RES_FREE &&
+			      qp->resp.res[i].sending;
+	}
+	spin_unlock_irqrestore(&qp->resp_lock, flags);
+	return due;
+}
+
+/*
+ * Send up to @budget of the READ responses due, BH off for each as on
+ * the receive path, each in an inline loopback section (one to this
+ * device is delivered here, not by the loopback work item). One context
+ * at a time sends them (bit 0 of read_busy), so they leave in PSN order;
+ * one that finds the bit taken leaves them to its holder, which looks
+ * again once it has let go (a request that came in meanwhile set what
+ * qpnic_resp_read_due() sees under resp_lock before it tried the bit).
+ * What is left once @budget is spent goes to the READ work; a full
+ * flow's destructor queues the work once there is room.
+ */
+static void qpnic_resp_read_run(struct qpnic_qp *qp, int budget)
+{
+	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
+	struct qpnic_read_pkt rp;
+	bool inline_lo;
+
+	do {
+		if (test_and_set_bit_lock(0, &qp->resp.read_busy))
+			return;
+		while (budget && !qpnic_tx_flow_full(qp) &&
+		       qpnic_resp_read_claim(qp, &rp)) {
+			budget--;
+			local_bh_disable();
+			inline_lo = qpnic_loopback_inline_begin(qdev);
+			qpnic_resp_read_send(qp, &rp);
+			if (inline_lo)
+				qpnic_loopback_inline_end(qdev);
+			local_bh_enable();
+		}
+		clear_bit_unlock(0, &qp->resp.read_busy);
+	} while (budget && !qpnic_tx_flow_full(qp) && qpnic_resp_read_due(qp));
+	if (!budget && qpnic_resp_read_due(qp))
+		queue_work(qpnic_wq, &qp->resp.read_work);
+}
+
+/*
+ * The READ work: at most QPNIC_READ_BUDGET responses a run, then it
+ * queues itself again behind other work. What it may send is bounded by
+ * the QP's responder resources.
  */
 #define QPNIC_READ_BUDGET	64
 
 void qpnic_resp_read_work(struct work_struct *work)
 {
-	struct qpnic_qp *qp = container_of(work, struct qpnic_qp,
-					   resp.read_work);
-	struct qpnic_read_pkt rp;
-	int budget;
-
-	for (budget = QPNIC_READ_BUDGET; budget; budget--) {
-		if (qpnic_tx_flow_full(qp) || !qpnic_resp_read_claim(qp, &rp))
-			return;
-		local_bh_disable();
-		qpnic_resp_read_send(qp, &rp);
-		local_bh_enable();
-	}
-	queue_work(qpnic_wq, &qp->resp.read_work);
+	qpnic_resp_read_run(container_of(work, struct qpnic_qp, resp.read_work),
+			    QPNIC_READ_BUDGET);
 }
 
 /* ATOMIC WRITE's answer: a READ RESPONSE ONLY without payload. */
@@ -1303,8 +1357,9 @@ unlock:
 		qpnic_resp_send_ack(qp, &out);
 	if (out.empty_read_resp)
 		qpnic_resp_send_empty_read(qp, &out);
+	/* one response per request here, as one ACK; the rest from the work */
 	if (out.read_work)
-		queue_work(qpnic_wq, &qp->resp.read_work);
+		qpnic_resp_read_run(qp, 1);
 }
 
 /*
