@@ -1046,6 +1046,48 @@ static bool rc_burst(struct kunit *test, struct ib_qp *qp, u8 *src, int n,
 }
 
 /*
+ * Four 64 KiB READs in flight: each one's first response goes from the
+ * receive path, the rest (loopback segments) from the READ work, one
+ * sender at a time. They reach the completer in PSN order: no response
+ * is stale, nothing is sent again, every byte lands.
+ */
+#define RC_READ_LEN	(64 * 1024)
+
+static void qpnic_rc_reads_in_order(struct kunit *test)
+{
+	/* (an ACK timeout of 1 s: no retransmission meanwhile) */
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 18 };
+	u8 *src = kunit_kzalloc(test, RC_READ_LEN, GFP_KERNEL);
+	u64 stale0, retrans0;
+	struct rc_pair p;
+	struct ib_wc wc;
+	u8 *dst[4];
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	for (i = 0; i < 4; i++) {
+		dst[i] = kunit_kzalloc(test, RC_READ_LEN, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, dst[i]);
+	}
+	rc_fill(src, RC_READ_LEN, 11);
+	rc_pair_init(test, &p, &o);
+	stale0 = qpnic_test_counter(test, rc.ibdev, "rx_drop_stale_response");
+	retrans0 = qpnic_test_counter(test, rc.ibdev, "tx_retransmits");
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_READ, dst[i], RC_READ_LEN,
+					      src, rc.pd->unsafe_global_rkey, 50 + i), 0);
+	for (i = 0; i < 4; i++)
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_READ, 50 + i, &wc);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(dst[i], src, RC_READ_LEN), 0, "READ %d", i);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "rx_drop_stale_response"),
+			stale0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "tx_retransmits"),
+			retrans0);
+	rc_pair_destroy(&p);
+}
+
+/*
  * A burst of requests delivered in one pass draws one ACK, for the newest
  * PSN: eight one-packet SENDs cost nine packets, not sixteen, and all
  * eight complete. A held ACK leaves before an RNR NAK that follows it in
@@ -1742,6 +1784,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	KUNIT_CASE(qpnic_rc_inline_delivery),
 	KUNIT_CASE(qpnic_rc_acks_coalesced),
+	KUNIT_CASE(qpnic_rc_reads_in_order),
 	KUNIT_CASE(qpnic_rc_lanes_both_ways),
 	KUNIT_CASE(qpnic_rc_ack_of_destroyed_qp),
 	{}
