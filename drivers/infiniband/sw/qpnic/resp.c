@@ -728,6 +728,23 @@ struct qpnic_read_pkt {
 };
 
 /*
+ * The oldest responder resource with answers still to send, or NULL.
+ * Caller holds resp_lock.
+ */
+static struct qpnic_resp_res *qpnic_resp_res_sending(struct qpnic_qp *qp)
+{
+	struct qpnic_resp_res *res;
+	u32 i;
+
+	for (i = 0; i < qp->resp.num_res; i++) {
+		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
+		if (res->type != QPNIC_RES_FREE && res->sending)
+			return res;
+	}
+	return NULL;
+}
+
+/*
  * Claim the next READ response due: the oldest resource's, so READs are
  * answered in order. Its R_Key is resolved (and held) for each packet: one
  * deregistered meanwhile ends the READ, which the requester then asks
@@ -737,20 +754,16 @@ struct qpnic_read_pkt {
 static bool qpnic_resp_read_claim(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
-	struct qpnic_resp_res *res = NULL;
+	struct qpnic_resp_res *res;
 	unsigned long flags;
 	bool claimed = false, first, last;
-	u32 i, npkts, off;
+	u32 npkts, off;
 
 	spin_lock_irqsave(&qp->resp_lock, flags);
 	if (!qpnic_resp_state_ok(qp->state) || qp->dying)
 		goto out;
 next_res:
-	for (i = 0; i < qp->resp.num_res && !res; i++) {
-		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
-		if (res->type == QPNIC_RES_FREE || !res->sending)
-			res = NULL;
-	}
+	res = qpnic_resp_res_sending(qp);
 	if (!res) {
 		if (qp->resp.ack_deferred) {
 			/* the READs before it are answered: now the ACK */
@@ -816,7 +829,6 @@ next_res:
 			ibdev_dbg(&qdev->ibdev, "QP %u: READ at PSN %u: R_Key %#x is gone, READ ends\n",
 				  qp->ibqp.qp_num, rp->f.psn, res->rkey);
 			res->sending = false;
-			res = NULL;
 			goto next_res;
 		}
 	}
@@ -856,16 +868,11 @@ static void qpnic_resp_read_send(struct qpnic_qp *qp, struct qpnic_read_pkt *rp)
 static bool qpnic_resp_read_due(struct qpnic_qp *qp)
 {
 	unsigned long flags;
-	bool due = false;
-	u32 i;
+	bool due;
 
 	spin_lock_irqsave(&qp->resp_lock, flags);
-	if (qpnic_resp_state_ok(qp->state) && !qp->dying) {
-		due = qp->resp.ack_deferred;
-		for (i = 0; i < qp->resp.num_res && !due; i++)
-			due = qp->resp.res[i].type != QPNIC_RES_FREE &&
-			      qp->resp.res[i].sending;
-	}
+	due = qpnic_resp_state_ok(qp->state) && !qp->dying &&
+	      (qp->resp.ack_deferred || qpnic_resp_res_sending(qp));
 	spin_unlock_irqrestore(&qp->resp_lock, flags);
 	return due;
 }
