@@ -111,20 +111,27 @@ static int rc_post_recv(struct ib_qp *qp, void *buf, u32 len, u64 wr_id)
 	return ib_post_recv(qp, &wr, NULL);
 }
 
-static int rc_post(struct ib_qp *qp, enum ib_wr_opcode op, void *buf, u32 len,
-		   void *remote, u32 rkey, u64 wr_id)
+static int rc_post_flags(struct ib_qp *qp, enum ib_wr_opcode op, void *buf,
+			 u32 len, void *remote, u32 rkey, u64 wr_id, int flags)
 {
 	struct ib_sge sge = {
 		.addr = (uintptr_t)buf, .length = len, .lkey = rc.pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
-			.opcode = op, .send_flags = IB_SEND_SIGNALED,
+			.opcode = op, .send_flags = flags,
 			.ex.imm_data = cpu_to_be32(0x1234abcd) },
 		.remote_addr = (uintptr_t)remote, .rkey = rkey,
 	};
 
 	return ib_post_send(qp, &wr.wr, NULL);
+}
+
+static int rc_post(struct ib_qp *qp, enum ib_wr_opcode op, void *buf, u32 len,
+		   void *remote, u32 rkey, u64 wr_id)
+{
+	return rc_post_flags(qp, op, buf, len, remote, rkey, wr_id,
+			     IB_SEND_SIGNALED);
 }
 
 static int rc_post_atomic(struct ib_qp *qp, enum ib_wr_opcode op, u64 *result,
@@ -274,7 +281,8 @@ static void qpnic_uc_traffic(struct kunit *test)
 
 /*
  * The faulty wire: lose every fifth packet (mode 0), deliver every one
- * twice (1), or have the sending host refuse every fifth one (2). It
+ * twice (1), have the sending host refuse every fifth one (2), or lose
+ * one in ten at no fixed period (3). It
  * counts the loopback segments it sees, and those that are not of a
  * SEND, a WRITE or a READ's responses.
  */
@@ -297,6 +305,8 @@ static unsigned int rc_wire(struct sk_buff *skb)
 
 	if (rc_wire_mode == 1)
 		return 2;
+	if (rc_wire_mode == 3)	/* one in ten, with no period to lock onto */
+		return jhash_1word(n, 0x5eed) % 10 ? 1 : 0;
 	if (n % 5)
 		return 1;
 	return rc_wire_mode == 2 ? QPNIC_LO_REFUSED : 0;
@@ -1139,6 +1149,201 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+/* The plain ACKs (not READ responses, not atomic answers) on the wire. */
+static atomic_t rc_acks_seen;
+
+static unsigned int rc_count_acks(struct sk_buff *skb)
+{
+	const u8 *bth = qpnic_test_lo_udp(skb) + sizeof(struct udphdr);
+
+	if (bth[0] == QPNIC_ACKNOWLEDGE)
+		atomic_inc(&rc_acks_seen);
+	return 1;
+}
+
+/*
+ * Eight unsignaled SENDs and a signaled one: only the signaled one asks
+ * for an ACK, whose one ACK completes all nine (an ACK is cumulative);
+ * the unsignaled ones show no completion. Then three unsignaled SENDs
+ * alone: nothing asks, and the ACK timer (16.8 ms here) sends them again
+ * asking, once, without spending a retry (ack_probes, not ack_timeouts).
+ * Their slots come back: the SQ (32) takes its depth again.
+ */
+static void qpnic_rc_unsignaled_acks(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .psn = 1, .retry_cnt = 1,
+			     .timeout = 12 };
+	u8 *src = kunit_kzalloc(test, 12 * 64, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 12 * 64, GFP_KERNEL);
+	u64 timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
+	u64 probes = qpnic_test_counter(test, rc.ibdev, "ack_probes");
+	u64 dups;
+	struct rc_pair p;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_fill(src, 12 * 64, 5);
+	rc_pair_init(test, &p, &o);
+	for (i = 0; i < 12; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, 100 + i), 0);
+	atomic_set(&rc_acks_seen, 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_count_acks);
+	for (i = 0; i < 9; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_flags(p.a, IB_WR_SEND, src + 64 * i, 64,
+						    NULL, 0, i,
+						    i == 8 ? IB_SEND_SIGNALED : 0), 0);
+	for (i = 0; i < 9; i++)
+		qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100 + i, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 8, &wc);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rc_acks_seen), 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+
+	dups = qpnic_test_counter(test, rc.ibdev, "rx_duplicate_requests");
+	for (i = 9; i < 12; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_flags(p.a, IB_WR_SEND, src + 64 * i, 64,
+						    NULL, 0, i, 0), 0);
+	for (i = 9; i < 12; i++)
+		qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100 + i, &wc);
+	for (i = 0; i < 100 && atomic_read(&rc_acks_seen) < 2; i++)
+		msleep(20);
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	KUNIT_EXPECT_GE(test, atomic_read(&rc_acks_seen), 2);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_probes"),
+			probes + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"),
+			timeouts);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "rx_duplicate_requests"),
+			dups + 3);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 12 * 64), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_b, &wc, 0), 0);
+	/* acknowledged: all 32 slots are free (RDMA WRITEs need no receive) */
+	for (i = 0; i < 32; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_flags(p.a, IB_WR_RDMA_WRITE, src, 64, dst,
+						    rc.pd->unsafe_global_rkey, 200 + i,
+						    i == 31 ? IB_SEND_SIGNALED : 0), 0);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, 231, &wc);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+	rc_pair_destroy(&p);
+}
+
+/*
+ * Unsignaled SENDs on a wire that loses one packet in ten (data, ACKs
+ * and resends alike), the last one signaled: every message arrives once,
+ * in order and whole, and the one completion says success. Losses the
+ * unsignaled tail hides are found by sequence NAKs, the ACK probe or the
+ * ACK timeout; none may stall the QP or fail it. (A loss at a fixed
+ * period can lock onto a resend of the same length and lose the same
+ * packet each time, until the retries run out, whatever asks for ACKs.)
+ */
+static void qpnic_rc_unsignaled_lossy_wire(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0x10, .retry_cnt = 7,
+			     .timeout = 12 };
+	u8 *src = kunit_kzalloc(test, 30 * 64, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 30 * 64, GFP_KERNEL);
+	u64 retrans = qpnic_test_counter(test, rc.ibdev, "tx_retransmits");
+	struct rc_pair p;
+	struct ib_wc wc;
+	int i, round;
+	bool ok = true;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_pair_init(test, &p, &o);
+	rc_wire_mode = 3;
+	atomic_set(&rc_wire_count, 0);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_wire);
+	for (round = 0; ok && round < 4; round++) {
+		rc_fill(src, 30 * 64, 20 + round);
+		memset(dst, 0, 30 * 64);
+		for (i = 0; i < 30; i++)
+			KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, i), 0);
+		for (i = 0; i < 30; i++)
+			KUNIT_ASSERT_EQ(test, rc_post_flags(p.a, IB_WR_SEND, src + 64 * i,
+							    64, NULL, 0, i,
+							    i == 29 ? IB_SEND_SIGNALED : 0),
+					0);
+		for (i = 0; ok && i < 30; i++) {
+			ok = qpnic_test_poll(p.cq_b, &wc, 3000) == 1 &&
+			     wc.status == IB_WC_SUCCESS && wc.wr_id == i;
+			KUNIT_EXPECT_TRUE_MSG(test, ok, "round %d: receive %d", round, i);
+		}
+		ok = ok && qpnic_test_poll(p.cq_a, &wc, 3000) == 1 &&
+		     wc.status == IB_WC_SUCCESS && wc.wr_id == 29;
+		KUNIT_EXPECT_TRUE_MSG(test, ok, "round %d: no SEND completion", round);
+		KUNIT_EXPECT_EQ(test, memcmp(dst, src, 30 * 64), 0);
+		KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+	}
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	/* (the wire lost packets, and they were sent again) */
+	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev, "tx_retransmits"),
+			retrans);
+	rc_pair_destroy(&p);
+}
+
+/*
+ * Three unsignaled SENDs asked for no ACK; the QP goes to SQD: it asks
+ * for their ACK at once, and IB_EVENT_SQ_DRAINED comes well before the
+ * ACK timeout (1.07 s here) would have sent them again.
+ */
+static void qpnic_rc_sq_drained_unsignaled(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .psn = 1, .retry_cnt = 7,
+			     .timeout = 18 };
+	struct rc_events *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_SQD, .en_sqd_async_notify = 1 };
+	u8 *src = kunit_kzalloc(test, 3 * 64, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 3 * 64, GFP_KERNEL);
+	u64 probes = qpnic_test_counter(test, rc.ibdev, "ack_probes");
+	u64 timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
+	struct ib_cq *cq_a, *cq_b;
+	struct ib_qp *qa, *qb;
+	unsigned long start;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			    &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_a));
+	cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			    &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_b));
+	qa = rc_qp_events(test, cq_a, NULL, e);
+	qb = rc_qp(test, cq_b, IB_QPT_RC);
+	rc_connect(test, qa, qb->qp_num, &o);
+	rc_connect(test, qb, qa->qp_num, &o);
+	rc_fill(src, 3 * 64, 7);
+	for (i = 0; i < 3; i++) {
+		KUNIT_ASSERT_EQ(test, rc_post_recv(qb, dst + 64 * i, 64, i), 0);
+		KUNIT_ASSERT_EQ(test, rc_post_flags(qa, IB_WR_SEND, src + 64 * i, 64,
+						    NULL, 0, i, 0), 0);
+	}
+	for (i = 0; i < 3; i++)
+		qpnic_test_expect(test, cq_b, IB_WC_SUCCESS, IB_WC_RECV, i, &wc);
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qa, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
+			0);
+	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 3000), 1);
+	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_SQ_DRAINED);
+	KUNIT_EXPECT_LT(test, jiffies_to_msecs(jiffies - start), 500U);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_probes"),
+			probes + 1);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"),
+			timeouts);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(cq_a, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 3 * 64), 0);
+	ib_destroy_qp(qb);
+	ib_destroy_qp(qa);
+	ib_destroy_cq(cq_b);
+	ib_destroy_cq(cq_a);
+}
+
 /*
  * Both ends of one RC pair stream at once, each from its own kthread,
  * and each thread moves to the other CPU every few messages: the two
@@ -1784,6 +1989,9 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	KUNIT_CASE(qpnic_rc_inline_delivery),
 	KUNIT_CASE(qpnic_rc_acks_coalesced),
+	KUNIT_CASE(qpnic_rc_unsignaled_acks),
+	KUNIT_CASE(qpnic_rc_unsignaled_lossy_wire),
+	KUNIT_CASE(qpnic_rc_sq_drained_unsignaled),
 	KUNIT_CASE(qpnic_rc_reads_in_order),
 	KUNIT_CASE(qpnic_rc_lanes_both_ways),
 	KUNIT_CASE(qpnic_rc_ack_of_destroyed_qp),

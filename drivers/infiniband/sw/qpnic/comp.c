@@ -62,6 +62,7 @@ static void qpnic_comp_progress(struct qpnic_qp *qp)
 
 	qp->comp.retries = qp->attr.retry_cnt;
 	qp->comp.rnr_retries = qp->attr.rnr_retry;
+	qp->comp.probed = false;
 	qp->comp.rewound = false;
 	qp->comp.backoff = 0;
 	t = qpnic_ack_timeout(qp);
@@ -69,6 +70,20 @@ static void qpnic_comp_progress(struct qpnic_qp *qp)
 		del_timer(&qp->comp.retrans_timer);
 	else if (t && !qp->dying)
 		mod_timer(&qp->comp.retrans_timer, jiffies + t);
+	qpnic_comp_sqd_ask(qp);
+}
+
+/*
+ * SQD waits for what was sent to be acknowledged: a tail that asked for
+ * no ACK (see qpnic_req_ackreq()) is asked for at once, not after the
+ * ACK timeout. Caller holds the SQ lock.
+ */
+void qpnic_comp_sqd_ask(struct qpnic_qp *qp)
+{
+	if (qp->state == IB_QPS_SQD && !qp->dying && !qp->comp.probed &&
+	    qpnic_ack_timeout(qp) && qpnic_comp_outstanding(qp) &&
+	    qpnic_psn_diff(qp->req.asked_psn, qp->comp.psn) < 0)
+		mod_timer(&qp->comp.retrans_timer, jiffies);
 }
 
 /*
@@ -437,6 +452,20 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
 	    qpnic_comp_outstanding(qp)) {
+		if (!qp->comp.probed &&
+		    qpnic_psn_diff(qp->req.asked_psn, qp->comp.psn) < 0) {
+			/*
+			 * What is outstanding never asked for an ACK (see
+			 * qpnic_req_ackreq()): send it again, asking. No
+			 * retry is spent, once per wait for progress.
+			 */
+			qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_PROBES);
+			qp->comp.probed = true;
+			qp->comp.rewound = false;
+			qpnic_comp_rewind(qp, qp->comp.psn, "ACK probe");
+			kick = true;
+			goto out;
+		}
 		qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_TIMEOUTS);
 		if (!qp->comp.retries) {
 			qpnic_comp_fail(qp, IB_WC_RETRY_EXC_ERR, &notify);
@@ -450,6 +479,7 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 			kick = true;
 		}
 	}
+out:
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	if (notify)
 		qpnic_cq_notify(cq);

@@ -541,8 +541,10 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->req.window = QPNIC_WINDOW_MAX;
 		qp->req.window_acked = 0;
 		qp->req.cut_psn = (qp->attr.sq_psn - 1) & QPNIC_PSN_MASK;
+		qp->req.asked_psn = qp->req.cut_psn;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.rewound = false;
+		qp->comp.probed = false;
 		qp->comp.backoff = 0;
 		qp->comp.retries = qp->attr.retry_cnt;
 		qp->comp.rnr_retries = qp->attr.rnr_retry;
@@ -579,6 +581,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		trace_qpnic_qp_state(&qp->ibqp, qp->state, state);
 	qp->state = state;
 	qpnic_qp_sq_drained_check(qp);
+	qpnic_comp_sqd_ask(qp);
 	if (state == IB_QPS_RESET) {
 		qpnic_queue_discard(&qp->sq.queue);
 		qp->sq.copied = qp->sq.queue.cons;

@@ -103,6 +103,7 @@ enum qpnic_counter {
 	QPNIC_CNT_LOOPBACK_PACKETS,
 	QPNIC_CNT_TX_RETRANSMITS,
 	QPNIC_CNT_ACK_TIMEOUTS,
+	QPNIC_CNT_ACK_PROBES,
 	QPNIC_CNT_TX_RNR_NAKS,
 	QPNIC_CNT_RX_RNR_NAKS,
 	QPNIC_CNT_TX_ERROR_NAKS,
@@ -424,6 +425,7 @@ struct qpnic_qp {
 		u32 window;
 		u32 window_acked;	/* PSNs acknowledged since it last grew */
 		u32 cut_psn;		/* max_psn at the last cut: none until it is acked */
+		u32 asked_psn;		/* the last PSN an answer was asked for */
 	} req;
 	/* completer (comp.c), under sq.lock */
 	struct {
@@ -433,6 +435,7 @@ struct qpnic_qp {
 		u32 backoff;		/* timeouts in a row: the wait doubles */
 		u32 rewound_psn;	/* the last go-back point ... */
 		bool rewound;		/* ... taken since the last progress */
+		bool probed;		/* a tail was resent to ask for its ACK */
 		struct timer_list retrans_timer;
 		struct timer_list resume_timer;
 	} comp;
@@ -695,6 +698,7 @@ void qpnic_req_complete_locked(struct qpnic_qp *qp,
 void qpnic_req_rewind(struct qpnic_qp *qp, u32 psn);
 void qpnic_comp_init(struct qpnic_qp *qp);
 void qpnic_comp_stop(struct qpnic_qp *qp);
+void qpnic_comp_sqd_ask(struct qpnic_qp *qp);
 void qpnic_comp_arm(struct qpnic_qp *qp);
 struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp);
 void qpnic_comp_cnp(struct qpnic_qp *qp);

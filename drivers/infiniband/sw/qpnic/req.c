@@ -304,20 +304,39 @@ static bool qpnic_req_window_full(const struct qpnic_qp *qp, u32 psn)
 }
 
 /*
- * Whether a packet ends its message or PSN @psn is due to ask for an ACK.
- * Asking at least every half window means that whatever was sent since
- * the last ask fits in the window even after a CNP halved it: the ACK to
- * that ask always lets the requester go on, where a longer tail left
- * blocked behind a cut window would wait for the ACK timeout.
+ * Whether a packet asks for an ACK: one due by its PSN, or the end of a
+ * message someone waits for. Asking at least every half window means
+ * that whatever was sent since the last ask fits in the window even
+ * after a CNP halved it: the ACK to that ask always lets the requester
+ * go on, where a longer tail left blocked behind a cut window would wait
+ * for the ACK timeout.
+ *
+ * The end of an unsignaled message need not ask while the SQ is less
+ * than half full: an ACK is cumulative, and the next ask (a signaled
+ * WR's, one due by PSN, or one as the SQ fills) acknowledges it too. A
+ * stream of small unsignaled messages, what bandwidth tests and ULPs
+ * post, then draws an ACK per 64 PSNs instead of one per message: on a
+ * link, half the packets. A tail nothing asked for is sent again,
+ * asking, when the ACK timer finds it (qpnic_retrans_timeout()), so this
+ * needs an ACK timeout; resends and SQD's last messages always ask.
  */
-static bool qpnic_req_ackreq(const struct qpnic_qp *qp, u32 psn, u32 npkts,
-			     bool last)
+static bool qpnic_req_ackreq(const struct qpnic_qp *qp,
+			     const struct qpnic_send_wqe *wqe, u32 psn,
+			     u32 npkts, bool last)
 {
 	u32 every = min_t(u32, QPNIC_ACKREQ_EVERY, qp->req.window / 2);
+	u32 started = (qp->req.next - qp->sq.queue.cons) & qp->sq.queue.wrap;
 
 	/* (a segment asks when one of its PSNs is due; PSN 0 always is) */
-	return last || psn + npkts - 1 > QPNIC_PSN_MASK ||
-	       !(psn % every) || psn % every + npkts > every;
+	if (psn + npkts - 1 > QPNIC_PSN_MASK || !(psn % every) ||
+	    psn % every + npkts > every)
+		return true;
+	if (!last)
+		return false;
+	return (wqe->send_flags & IB_SEND_SIGNALED) ||
+	       qp->state != IB_QPS_RTS || !qp->attr.timeout ||
+	       qpnic_psn_diff(psn, qp->req.max_psn) < 0 ||
+	       started + 1 >= qp->sq.queue.capacity / 2;
 }
 
 /*
@@ -441,8 +460,12 @@ static bool qpnic_req_claim_rc(struct qpnic_qp *qp, struct qpnic_req_pkt *p,
 		p->f.immdt = wqe->ex.imm_data;
 		p->f.ieth_rkey = wqe->ex.invalidate_rkey;
 		p->f.se = last && (wqe->send_flags & IB_SEND_SOLICITED);
-		p->f.ackreq = rc && qpnic_req_ackreq(qp, psn, npkts, last);
+		p->f.ackreq = rc && qpnic_req_ackreq(qp, wqe, psn, npkts, last);
 	}
+	/* (a READ's or an atomic's answer acknowledges what came before) */
+	if (rc && (p->f.ackreq || p->f.opcode == QPNIC_READ_REQUEST) &&
+	    qpnic_psn_diff(psn + npkts - 1, qp->req.asked_psn) > 0)
+		qp->req.asked_psn = (psn + npkts - 1) & QPNIC_PSN_MASK;
 	if (!rc)
 		p->f.opcode |= QPNIC_OPC_UC;
 	p->complete = !rc && last;

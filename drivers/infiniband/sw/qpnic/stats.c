@@ -28,6 +28,7 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_LOOPBACK_PACKETS].name = "loopback_packets",
 	[QPNIC_CNT_TX_RETRANSMITS].name = "tx_retransmits",
 	[QPNIC_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
+	[QPNIC_CNT_ACK_PROBES].name = "ack_probes",
 	[QPNIC_CNT_TX_RNR_NAKS].name = "tx_rnr_naks",
 	[QPNIC_CNT_RX_RNR_NAKS].name = "rx_rnr_naks",
 	[QPNIC_CNT_TX_ERROR_NAKS].name = "tx_error_naks",
