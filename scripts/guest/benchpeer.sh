@@ -86,7 +86,7 @@ qpnic_resends() {
 	local c=/sys/class/infiniband/$rdev/ports/1/hw_counters
 	[ -e "$c/tx_drop_stack" ] || return 0	# not qpnic
 	for n in tx_packets tx_retransmits tx_drop_stack tx_stack_full rx_seq_naks \
-		 ack_timeouts rx_cnps window_cuts; do
+		 ack_timeouts ack_probes rx_cnps window_cuts; do
 		echo "$n $(cat "$c/$n")"
 	done
 }
