@@ -742,6 +742,22 @@ static struct ib_qp *rc_qp_events(struct kunit *test, struct ib_cq *cq,
 	return qp;
 }
 
+/* A connected RC pair whose A end reports its async events to @e. */
+static void rc_pair_events_init(struct kunit *test, struct rc_pair *p,
+				const struct rc_opts *o, struct rc_events *e)
+{
+	p->cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			       &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq_a));
+	p->cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
+			       &(struct ib_cq_init_attr){ .cqe = 16 });
+	KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq_b));
+	p->a = rc_qp_events(test, p->cq_a, NULL, e);
+	p->b = rc_qp(test, p->cq_b, IB_QPT_RC);
+	rc_connect(test, p->a, p->b->qp_num, o);
+	rc_connect(test, p->b, p->a->qp_num, o);
+}
+
 /*
  * A transport error (the retry count ran out) completes the WQE in error,
  * then raises IB_EVENT_QP_FATAL and, the QP being on an SRQ, the
@@ -801,50 +817,37 @@ static void qpnic_rc_sq_drained(struct kunit *test)
 	struct ib_qp_attr a = { .qp_state = IB_QPS_SQD, .en_sqd_async_notify = 1 };
 	u8 *src = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
 	u8 *dst = kunit_kzalloc(test, RC_LEN, GFP_KERNEL);
-	struct ib_cq *cq_a, *cq_b;
-	struct ib_qp *qa, *qb;
+	struct rc_pair p;
 	struct ib_wc wc;
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	KUNIT_ASSERT_NOT_NULL(test, src);
 	KUNIT_ASSERT_NOT_NULL(test, dst);
-	cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
-			    &(struct ib_cq_init_attr){ .cqe = 16 });
-	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_a));
-	cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
-			    &(struct ib_cq_init_attr){ .cqe = 16 });
-	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_b));
-	qa = rc_qp_events(test, cq_a, NULL, e);
-	qb = rc_qp(test, cq_b, IB_QPT_RC);
-	rc_connect(test, qa, qb->qp_num, &o);
-	rc_connect(test, qb, qa->qp_num, &o);
-	KUNIT_ASSERT_EQ(test, rc_post_recv(qb, dst, RC_LEN, 1), 0);
+	rc_pair_events_init(test, &p, &o, e);
+	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst, RC_LEN, 1), 0);
 	/* the message goes out, and nothing comes back for now */
 	atomic_set(&rc_hold_wire, 1);
 	atomic_set(&rc_held, 0);
 	WRITE_ONCE(qpnic_kunit_lo_hook, rc_hold);
 	rc_fill(src, RC_LEN, 3);
-	KUNIT_ASSERT_EQ(test, rc_post(qa, IB_WR_SEND, src, RC_LEN, NULL, 0, 2), 0);
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, src, RC_LEN, NULL, 0, 2), 0);
 	/* started before SQD: a kernel post may go out after it returns */
 	for (i = 0; i < 1000 && !atomic_read(&rc_held); i++)
 		usleep_range(500, 1000);
 	KUNIT_ASSERT_GT(test, atomic_read(&rc_held), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qa, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(p.a, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
 			0);
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 200), 0);
 	/* the wire back: the resend is acknowledged, then the SQ is drained */
 	atomic_set(&rc_hold_wire, 0);
-	qpnic_test_expect(test, cq_a, IB_WC_SUCCESS, IB_WC_SEND, 2, &wc);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 2, &wc);
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 2000), 1);
 	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_SQ_DRAINED);
-	qpnic_test_expect(test, cq_b, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 1, &wc);
 	KUNIT_EXPECT_TRUE(test, !memcmp(src, dst, RC_LEN));
 	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
-	ib_destroy_qp(qb);
-	ib_destroy_qp(qa);
-	ib_destroy_cq(cq_b);
-	ib_destroy_cq(cq_a);
+	rc_pair_destroy(&p);
 }
 
 static void rc_cq_event(struct ib_event *ev, void *ctx)
@@ -1299,8 +1302,7 @@ static void qpnic_rc_sq_drained_unsignaled(struct kunit *test)
 	u8 *dst = kunit_kzalloc(test, 3 * 64, GFP_KERNEL);
 	u64 probes = qpnic_test_counter(test, rc.ibdev, "ack_probes");
 	u64 timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
-	struct ib_cq *cq_a, *cq_b;
-	struct ib_qp *qa, *qb;
+	struct rc_pair p;
 	unsigned long start;
 	struct ib_wc wc;
 	int i;
@@ -1308,26 +1310,17 @@ static void qpnic_rc_sq_drained_unsignaled(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	KUNIT_ASSERT_NOT_NULL(test, src);
 	KUNIT_ASSERT_NOT_NULL(test, dst);
-	cq_a = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
-			    &(struct ib_cq_init_attr){ .cqe = 16 });
-	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_a));
-	cq_b = ib_create_cq(rc.ibdev, NULL, NULL, NULL,
-			    &(struct ib_cq_init_attr){ .cqe = 16 });
-	KUNIT_ASSERT_FALSE(test, IS_ERR(cq_b));
-	qa = rc_qp_events(test, cq_a, NULL, e);
-	qb = rc_qp(test, cq_b, IB_QPT_RC);
-	rc_connect(test, qa, qb->qp_num, &o);
-	rc_connect(test, qb, qa->qp_num, &o);
+	rc_pair_events_init(test, &p, &o, e);
 	rc_fill(src, 3 * 64, 7);
 	for (i = 0; i < 3; i++) {
-		KUNIT_ASSERT_EQ(test, rc_post_recv(qb, dst + 64 * i, 64, i), 0);
-		KUNIT_ASSERT_EQ(test, rc_post_flags(qa, IB_WR_SEND, src + 64 * i, 64,
+		KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, i), 0);
+		KUNIT_ASSERT_EQ(test, rc_post_flags(p.a, IB_WR_SEND, src + 64 * i, 64,
 						    NULL, 0, i, 0), 0);
 	}
 	for (i = 0; i < 3; i++)
-		qpnic_test_expect(test, cq_b, IB_WC_SUCCESS, IB_WC_RECV, i, &wc);
+		qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, i, &wc);
 	start = jiffies;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(qa, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(p.a, &a, IB_QP_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY),
 			0);
 	KUNIT_EXPECT_EQ(test, rc_wait_events(e, 1, 3000), 1);
 	KUNIT_EXPECT_EQ(test, e->type[0], IB_EVENT_SQ_DRAINED);
@@ -1336,12 +1329,9 @@ static void qpnic_rc_sq_drained_unsignaled(struct kunit *test)
 			probes + 1);
 	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"),
 			timeouts);
-	KUNIT_EXPECT_EQ(test, qpnic_test_poll(cq_a, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 3 * 64), 0);
-	ib_destroy_qp(qb);
-	ib_destroy_qp(qa);
-	ib_destroy_cq(cq_b);
-	ib_destroy_cq(cq_a);
+	rc_pair_destroy(&p);
 }
 
 /*
