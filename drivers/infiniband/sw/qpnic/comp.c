@@ -74,15 +74,24 @@ static void qpnic_comp_progress(struct qpnic_qp *qp)
 }
 
 /*
+ * What is outstanding never asked for an ACK (see qpnic_req_ackreq()),
+ * and no probe went since the last progress. Caller holds the SQ lock.
+ */
+static bool qpnic_comp_probe_due(const struct qpnic_qp *qp)
+{
+	return !qp->comp.probed && qpnic_comp_outstanding(qp) &&
+	       qpnic_psn_diff(qp->req.asked_psn, qp->comp.psn) < 0;
+}
+
+/*
  * SQD waits for what was sent to be acknowledged: a tail that asked for
- * no ACK (see qpnic_req_ackreq()) is asked for at once, not after the
- * ACK timeout. Caller holds the SQ lock.
+ * no ACK is asked for at once, not after the ACK timeout. Caller holds
+ * the SQ lock.
  */
 void qpnic_comp_sqd_ask(struct qpnic_qp *qp)
 {
-	if (qp->state == IB_QPS_SQD && !qp->dying && !qp->comp.probed &&
-	    qpnic_ack_timeout(qp) && qpnic_comp_outstanding(qp) &&
-	    qpnic_psn_diff(qp->req.asked_psn, qp->comp.psn) < 0)
+	if (qp->state == IB_QPS_SQD && !qp->dying && qpnic_ack_timeout(qp) &&
+	    qpnic_comp_probe_due(qp))
 		mod_timer(&qp->comp.retrans_timer, jiffies);
 }
 
@@ -452,13 +461,8 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
 	    qpnic_comp_outstanding(qp)) {
-		if (!qp->comp.probed &&
-		    qpnic_psn_diff(qp->req.asked_psn, qp->comp.psn) < 0) {
-			/*
-			 * What is outstanding never asked for an ACK (see
-			 * qpnic_req_ackreq()): send it again, asking. No
-			 * retry is spent, once per wait for progress.
-			 */
+		if (qpnic_comp_probe_due(qp)) {
+			/* send it again, asking: no retry is spent */
 			qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_PROBES);
 			qp->comp.probed = true;
 			qp->comp.rewound = false;

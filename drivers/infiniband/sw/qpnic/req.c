@@ -325,7 +325,7 @@ static bool qpnic_req_ackreq(const struct qpnic_qp *qp,
 			     u32 npkts, bool last)
 {
 	u32 every = min_t(u32, QPNIC_ACKREQ_EVERY, qp->req.window / 2);
-	u32 started = (qp->req.next - qp->sq.queue.cons) & qp->sq.queue.wrap;
+	u32 started;
 
 	/* (a segment asks when one of its PSNs is due; PSN 0 always is) */
 	if (psn + npkts - 1 > QPNIC_PSN_MASK || !(psn % every) ||
@@ -333,6 +333,8 @@ static bool qpnic_req_ackreq(const struct qpnic_qp *qp,
 		return true;
 	if (!last)
 		return false;
+	/* (WQEs sent and not completed, this one's predecessors) */
+	started = (qp->req.next - qp->sq.queue.cons) & qp->sq.queue.wrap;
 	return (wqe->send_flags & IB_SEND_SIGNALED) ||
 	       qp->state != IB_QPS_RTS || !qp->attr.timeout ||
 	       qpnic_psn_diff(psn, qp->req.max_psn) < 0 ||
