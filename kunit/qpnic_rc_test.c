@@ -1114,7 +1114,7 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 			     .timeout = 18 };
 	u8 *src = kunit_kzalloc(test, 512, GFP_KERNEL);
 	u8 *dst = kunit_kzalloc(test, 512, GFP_KERNEL);
-	u64 lo0, stale0;
+	u64 lo0, direct0, stale0;
 	struct rc_pair p;
 	struct ib_wc wc;
 	int i;
@@ -1126,6 +1126,7 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 	for (i = 0; i < 8; i++)
 		KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, 100 + i), 0);
 	lo0 = qpnic_test_counter(test, rc.ibdev, "loopback_packets");
+	direct0 = qpnic_test_counter(test, rc.ibdev, "loopback_direct_acks");
 	stale0 = qpnic_test_counter(test, rc.ibdev, "rx_drop_stale_response");
 	KUNIT_ASSERT_TRUE(test, rc_burst(test, p.a, src, 8, 0));
 	for (i = 0; i < 8; i++) {
@@ -1134,6 +1135,9 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 512), 0);
 	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "loopback_packets") - lo0, 9);
+	/* the ACK, alone for A at the pass's end, went without a packet */
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "loopback_direct_acks") -
+			direct0, 1);
 
 	/* three SENDs, two receives: ACK, then RNR NAK for the third */
 	for (i = 0; i < 2; i++)
@@ -1149,6 +1153,68 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 12, &wc);
 	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "rx_drop_stale_response"),
 			stale0);
+	rc_pair_destroy(&p);
+}
+
+/*
+ * A pass's ACK goes to the completer without a packet only when nothing
+ * its responder sent that QP before is still queued: SEND, READ, SEND,
+ * SEND in one pass send a held ACK and the READ's response as packets,
+ * so the ACK for the last two SENDs follows them as a packet too; all
+ * four complete in order, none stale, nothing sent again.
+ */
+static void qpnic_rc_direct_ack_behind_answers(struct kunit *test)
+{
+	/* (an ACK timeout of 1 s: no retransmission meanwhile) */
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 18 };
+	static const char * const still[] = {
+		"loopback_direct_acks", "rx_drop_stale_response", "tx_retransmits",
+	};
+	static const enum ib_wc_opcode done[] = {
+		IB_WC_SEND, IB_WC_RDMA_READ, IB_WC_SEND, IB_WC_SEND,
+	};
+	u8 *src = kunit_kzalloc(test, 256, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 256, GFP_KERNEL);
+	u64 before[ARRAY_SIZE(still)], lo0;
+	struct rc_pair p;
+	struct ib_wc wc;
+	int i, err = 0;
+	bool outer;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_fill(src, 256, 5);
+	rc_pair_init(test, &p, &o);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, dst + 64 * i, 64, 100 + i), 0);
+	for (i = 0; i < ARRAY_SIZE(still); i++)
+		before[i] = qpnic_test_counter(test, rc.ibdev, still[i]);
+	lo0 = qpnic_test_counter(test, rc.ibdev, "loopback_packets");
+
+	local_bh_disable();
+	outer = qpnic_kunit_inline_begin(rc.ibdev);
+	err |= rc_post(p.a, IB_WR_SEND, src, 64, NULL, 0, 0);
+	/* B's bytes 192..255 into A's last 64 */
+	err |= rc_post(p.a, IB_WR_RDMA_READ, dst + 192, 64, src + 192,
+		       rc.pd->unsafe_global_rkey, 1);
+	err |= rc_post(p.a, IB_WR_SEND, src + 64, 64, NULL, 0, 2);
+	err |= rc_post(p.a, IB_WR_SEND, src + 128, 64, NULL, 0, 3);
+	if (outer)
+		qpnic_kunit_inline_end(rc.ibdev);
+	local_bh_enable();
+
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_ASSERT_TRUE(test, outer);
+	for (i = 0; i < 4; i++)
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, done[i], i, &wc);
+	for (i = 0; i < 3; i++)
+		qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 100 + i, &wc);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 256), 0);
+	/* four requests; an ACK, the READ's response and the last ACK */
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "loopback_packets") - lo0, 7);
+	for (i = 0; i < ARRAY_SIZE(still); i++)
+		KUNIT_EXPECT_EQ_MSG(test, qpnic_test_counter(test, rc.ibdev, still[i]),
+				    before[i], "%s", still[i]);
 	rc_pair_destroy(&p);
 }
 
@@ -1979,6 +2045,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_mtu_change),
 	KUNIT_CASE(qpnic_rc_inline_delivery),
 	KUNIT_CASE(qpnic_rc_acks_coalesced),
+	KUNIT_CASE(qpnic_rc_direct_ack_behind_answers),
 	KUNIT_CASE(qpnic_rc_unsignaled_acks),
 	KUNIT_CASE(qpnic_rc_unsignaled_lossy_wire),
 	KUNIT_CASE(qpnic_rc_sq_drained_unsignaled),

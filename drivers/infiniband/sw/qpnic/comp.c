@@ -355,16 +355,27 @@ static void qpnic_comp_window_grow(struct qpnic_qp *qp, u32 acked)
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt)
 {
+	u8 syndrome = 0;
+
+	if (pkt->flags & QPNIC_OP_AETH)
+		syndrome = skb->data[qpnic_hdr_offset(pkt->opcode, QPNIC_OP_AETH)];
+	qpnic_comp_rcv_aeth(qp, skb, pkt, syndrome);
+}
+
+/*
+ * A response whose AETH says @syndrome. @skb is read only for a READ
+ * response's or an ATOMIC ACKNOWLEDGE's payload: a plain ACK may come
+ * without one (qpnic_loopback_ack()).
+ */
+void qpnic_comp_rcv_aeth(struct qpnic_qp *qp, struct sk_buff *skb,
+			 const struct qpnic_pkt *pkt, u8 syndrome)
+{
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
 	bool notify = false, progress = false;
 	unsigned long flags;
-	u8 syndrome = 0;
 	u32 acked_from;
 	s32 acked;
-
-	if (pkt->flags & QPNIC_OP_AETH)
-		syndrome = skb->data[qpnic_hdr_offset(pkt->opcode, QPNIC_OP_AETH)];
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	acked_from = qp->comp.psn;

@@ -257,15 +257,20 @@ static DEFINE_PER_CPU(struct qpnic_dev *, qpnic_loopback_inline);
  * QP, may be delivered on two CPUs at once, as the wire path does.
  * Consecutive QPNs (a ping-pong's two QPs) get four different lanes.
  */
+static struct qpnic_lo_lane *qpnic_loopback_lane_of(struct qpnic_dev *qdev,
+						    u32 dqpn, bool answer)
+{
+	return &qdev->lo_lanes[(dqpn << 1 | answer) &
+			       (QPNIC_LOOPBACK_LANES - 1)];
+}
+
 static struct qpnic_lo_lane *qpnic_loopback_lane(struct qpnic_dev *qdev,
 						 const struct sk_buff *skb)
 {
 	const u8 *bth = skb->data + sizeof(struct udphdr);
-	u32 dqpn = qpnic_bth_dqpn(bth);
-	bool answer = qpnic_opcode_flags(bth[0]) & QPNIC_OP_ACK;
 
-	return &qdev->lo_lanes[(dqpn << 1 | answer) &
-			       (QPNIC_LOOPBACK_LANES - 1)];
+	return qpnic_loopback_lane_of(qdev, qpnic_bth_dqpn(bth),
+				      qpnic_opcode_flags(bth[0]) & QPNIC_OP_ACK);
 }
 
 /* Queue @skb for delivery, or drop it (false) when the device is full. */
@@ -549,6 +554,55 @@ static void qpnic_loopback_deliver(struct qpnic_dev *qdev)
 			return;
 		}
 	}
+}
+
+/*
+ * A plain ACK (@f) from a responder of @qdev to one of its own QPs,
+ * handed to that QP's completer at once instead of going through the
+ * lane as a packet: no skb to allocate, build, queue, parse and free; the
+ * counters, the checks and the trace as for the packet. Only when this
+ * CPU takes the bit of an empty lane: then nothing the responder sent
+ * that QP before is still on its way, and its answers stay in PSN order.
+ * A sender that finds the bit held meanwhile is served by the pass this
+ * runs at the end of, which goes over the lanes again. False when the
+ * ACK must go as a packet. BH off, in a deliverer.
+ */
+bool qpnic_loopback_ack(struct qpnic_dev *qdev, const struct qpnic_hdr_fields *f)
+{
+	struct qpnic_lo_lane *lane = qpnic_loopback_lane_of(qdev, f->dqpn, true);
+	struct qpnic_pkt pkt = {
+		.flags = qpnic_opcode_flags(f->opcode),
+		.psn = f->psn,
+		.dqpn = f->dqpn,
+		.npkts = 1,
+		.pkey = f->pkey,
+		.opcode = f->opcode,
+		.hdr_len = qpnic_opcode_hdr_len(f->opcode),
+	};
+	u8 hdr[QPNIC_BTH_LEN + QPNIC_AETH_LEN];
+	bool direct;
+
+	if (f->opcode != QPNIC_ACKNOWLEDGE || READ_ONCE(qpnic_kunit_lo_hook) ||
+	    !skb_queue_empty_lockless(&lane->q) ||
+	    test_and_set_bit_lock(0, &lane->busy))
+		return false;
+	/* (a sender may have queued between the look and the bit) */
+	direct = skb_queue_empty_lockless(&lane->q);
+	if (direct) {
+		if (trace_qpnic_pkt_send_enabled()) {
+			qpnic_hdr_build(hdr, f);
+			trace_qpnic_pkt_send(&qdev->ibdev, hdr,
+					     sizeof(hdr) + QPNIC_ICRC_LEN);
+		}
+		qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
+		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
+		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_DIRECT_ACKS);
+		qpnic_rcv_ack(qdev, &pkt, f->aeth.syndrome);
+	}
+	clear_bit_unlock(0, &lane->busy);
+	/* against a sender that queued and found the bit taken */
+	smp_mb__after_atomic();
+	return direct;
 }
 
 /* Inside an inline section: deliver what is queued now. */

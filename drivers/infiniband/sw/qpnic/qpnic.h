@@ -101,6 +101,7 @@ enum qpnic_counter {
 	QPNIC_CNT_TX_DROP_STACK,
 	QPNIC_CNT_TX_STACK_FULL,
 	QPNIC_CNT_LOOPBACK_PACKETS,
+	QPNIC_CNT_LOOPBACK_DIRECT_ACKS,
 	QPNIC_CNT_TX_RETRANSMITS,
 	QPNIC_CNT_ACK_TIMEOUTS,
 	QPNIC_CNT_ACK_PROBES,
@@ -662,9 +663,13 @@ bool qpnic_loopback_inline_begin(struct qpnic_dev *qdev);
 void qpnic_loopback_inline_deliver(struct qpnic_dev *qdev);
 void qpnic_loopback_inline_end(struct qpnic_dev *qdev);
 void qpnic_loopback_stop(struct qpnic_dev *qdev);
+bool qpnic_loopback_ack(struct qpnic_dev *qdev,
+			const struct qpnic_hdr_fields *f);
 
 /* recv.c */
 void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback);
+void qpnic_rcv_ack(struct qpnic_dev *qdev, const struct qpnic_pkt *pkt,
+		   u8 syndrome);
 
 /* mem.c: data between MRs and packets */
 struct qpnic_copy {
@@ -704,6 +709,8 @@ struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp);
 void qpnic_comp_cnp(struct qpnic_qp *qp);
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
+void qpnic_comp_rcv_aeth(struct qpnic_qp *qp, struct sk_buff *skb,
+			 const struct qpnic_pkt *pkt, u8 syndrome);
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_read_work(struct work_struct *work);

@@ -83,13 +83,40 @@ static bool qpnic_skb_ce(const struct sk_buff *skb)
 	return INET_ECN_is_ce(ipv6_get_dsfield(ipv6_hdr(skb)));
 }
 
+/*
+ * The QP a parsed packet goes to, with a reference, checked against the
+ * packet; returns the drop reason, or QPNIC_NUM_COUNTERS.
+ */
+static enum qpnic_counter qpnic_rcv_find_qp(struct qpnic_dev *qdev,
+					    const struct qpnic_pkt *pkt,
+					    struct qpnic_qp **qpp)
+{
+	struct qpnic_qp *qp;
+
+	/* one partition: the low 15 bits match the default P_Key's */
+	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
+		return QPNIC_CNT_RX_DROP_PKEY;
+	/* to a group: the attached QPs decide, one by one */
+	if (pkt->dqpn == QPNIC_MCAST_QPN)
+		return QPNIC_OPC_CLASS(pkt->opcode) == QPNIC_OPC_UD ?
+		       QPNIC_CNT_RX_MCAST : QPNIC_CNT_RX_DROP_QP_TYPE;
+	qp = qpnic_qp_get(qdev, pkt->dqpn);
+	if (!qp)
+		return QPNIC_CNT_RX_DROP_UNKNOWN_QP;
+	*qpp = qp;
+	if (!qpnic_opcode_fits_qp(pkt->opcode, qp->ibqp.qp_type))
+		return QPNIC_CNT_RX_DROP_QP_TYPE;
+	if (!qpnic_state_takes(READ_ONCE(qp->state), pkt->flags))
+		return QPNIC_CNT_RX_DROP_QP_STATE;
+	return QPNIC_NUM_COUNTERS;
+}
+
 /* Validate one packet; returns its drop reason, or QPNIC_NUM_COUNTERS. */
 static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 					  struct sk_buff *skb, bool loopback,
 					  struct qpnic_pkt *pkt,
 					  struct qpnic_qp **qpp)
 {
-	struct qpnic_qp *qp;
 	__le32 icrc;
 	int err;
 
@@ -115,22 +142,7 @@ static enum qpnic_counter qpnic_rcv_check(struct qpnic_dev *qdev,
 	    (skb_copy_bits(skb, skb->len - QPNIC_ICRC_LEN, &icrc, sizeof(icrc)) ||
 	     le32_to_cpu(icrc) != qpnic_icrc(skb, 0)))
 		return QPNIC_CNT_RX_ICRC_ERRORS;
-	/* one partition: the low 15 bits match the default P_Key's */
-	if ((pkt->pkey & 0x7fff) != (IB_DEFAULT_PKEY_FULL & 0x7fff))
-		return QPNIC_CNT_RX_DROP_PKEY;
-	/* to a group: the attached QPs decide, one by one */
-	if (pkt->dqpn == QPNIC_MCAST_QPN)
-		return QPNIC_OPC_CLASS(pkt->opcode) == QPNIC_OPC_UD ?
-		       QPNIC_CNT_RX_MCAST : QPNIC_CNT_RX_DROP_QP_TYPE;
-	qp = qpnic_qp_get(qdev, pkt->dqpn);
-	if (!qp)
-		return QPNIC_CNT_RX_DROP_UNKNOWN_QP;
-	*qpp = qp;
-	if (!qpnic_opcode_fits_qp(pkt->opcode, qp->ibqp.qp_type))
-		return QPNIC_CNT_RX_DROP_QP_TYPE;
-	if (!qpnic_state_takes(READ_ONCE(qp->state), pkt->flags))
-		return QPNIC_CNT_RX_DROP_QP_STATE;
-	return QPNIC_NUM_COUNTERS;
+	return qpnic_rcv_find_qp(qdev, pkt, qpp);
 }
 
 /*
@@ -174,6 +186,28 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback)
 	if (qp)
 		qpnic_qp_put(qp);
 	kfree_skb(skb);
+}
+
+/*
+ * A plain ACK from a responder of @qdev to one of its own QPs, without a
+ * packet (qpnic_loopback_ack()): a packet's checks and counting from the
+ * QP on. BH off.
+ */
+void qpnic_rcv_ack(struct qpnic_dev *qdev, const struct qpnic_pkt *pkt,
+		   u8 syndrome)
+{
+	struct qpnic_qp *qp = NULL;
+	enum qpnic_counter drop = qpnic_rcv_find_qp(qdev, pkt, &qp);
+
+	if (drop == QPNIC_NUM_COUNTERS) {
+		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
+		trace_qpnic_pkt_recv(&qdev->ibdev, pkt);
+		qpnic_comp_rcv_aeth(qp, NULL, pkt, syndrome);
+	} else {
+		qpnic_drop(qdev, drop, pkt);
+	}
+	if (qp)
+		qpnic_qp_put(qp);
 }
 
 /*

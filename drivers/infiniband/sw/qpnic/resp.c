@@ -967,7 +967,13 @@ static void qpnic_resp_send_cnp(struct qpnic_qp *qp,
 	}
 }
 
-static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
+/*
+ * An ACK, a NAK or an ATOMIC ACKNOWLEDGE. @pass_end: a delivery pass
+ * ends (qpnic_resp_ack_batch_end()), where a plain ACK to this device may
+ * go to its completer without a packet.
+ */
+static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out,
+				bool pass_end)
 {
 	struct qpnic_hdr_fields f = {
 		.opcode = QPNIC_ACKNOWLEDGE,
@@ -982,6 +988,9 @@ static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 
 	if (out->atomic)
 		f.opcode = QPNIC_ATOMIC_ACKNOWLEDGE;
+	else if (pass_end && out->av.loopback &&
+		 qpnic_loopback_ack(to_qdev(qp->ibqp.device), &f))
+		return;
 	skb = qpnic_pkt_alloc(qp, &out->av, &f, 0, &payload);
 	if (skb)
 		qpnic_pkt_send(qp, &out->av, skb, f.dqpn);
@@ -1218,7 +1227,7 @@ void qpnic_resp_ack_batch_end(void)
 		qp->resp.ack_held = false;
 		spin_unlock_irqrestore(&qp->resp_lock, flags);
 		if (out.ack)
-			qpnic_resp_send_ack(qp, &out);
+			qpnic_resp_send_ack(qp, &out, true);
 		qpnic_qp_put(qp);
 	}
 	b->n = 0;
@@ -1359,9 +1368,9 @@ unlock:
 	if (out.cnp)
 		qpnic_resp_send_cnp(qp, &out);
 	if (held.ack)
-		qpnic_resp_send_ack(qp, &held);
+		qpnic_resp_send_ack(qp, &held, false);
 	if (out.ack)
-		qpnic_resp_send_ack(qp, &out);
+		qpnic_resp_send_ack(qp, &out, false);
 	if (out.empty_read_resp)
 		qpnic_resp_send_empty_read(qp, &out);
 	/* one response per request here, as one ACK; the rest from the work */

@@ -26,6 +26,7 @@ static const struct rdma_stat_desc qpnic_counter_descs[] = {
 	[QPNIC_CNT_TX_DROP_STACK].name = "tx_drop_stack",
 	[QPNIC_CNT_TX_STACK_FULL].name = "tx_stack_full",
 	[QPNIC_CNT_LOOPBACK_PACKETS].name = "loopback_packets",
+	[QPNIC_CNT_LOOPBACK_DIRECT_ACKS].name = "loopback_direct_acks",
 	[QPNIC_CNT_TX_RETRANSMITS].name = "tx_retransmits",
 	[QPNIC_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
 	[QPNIC_CNT_ACK_PROBES].name = "ack_probes",
