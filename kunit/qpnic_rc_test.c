@@ -265,11 +265,18 @@ static void rc_traffic(struct kunit *test, const struct rc_opts *o)
 	rc_pair_destroy(&p);
 }
 
+/*
+ * The answers to the atomics went to the completer without a packet,
+ * their original values checked as above (a message's ACK may too).
+ */
 static void qpnic_rc_traffic(struct kunit *test)
 {
 	struct rc_opts o = { .type = IB_QPT_RC, .psn = 0xfffffa, .retry_cnt = 7 };
+	u64 direct0 = qpnic_test_counter(test, rc.ibdev, "loopback_direct_acks");
 
 	rc_traffic(test, &o);
+	KUNIT_EXPECT_GE(test, qpnic_test_counter(test, rc.ibdev, "loopback_direct_acks") -
+			direct0, RC_ADDS + 2);
 }
 
 static void qpnic_uc_traffic(struct kunit *test)
@@ -1157,25 +1164,26 @@ static void qpnic_rc_acks_coalesced(struct kunit *test)
 }
 
 /*
- * A pass's ACK goes to the completer without a packet only when nothing
- * its responder sent that QP before is still queued: SEND, READ, SEND,
- * SEND in one pass send a held ACK and the READ's response as packets,
- * so the ACK for the last two SENDs follows them as a packet too; all
- * four complete in order, none stale, nothing sent again.
+ * An ACK goes to the completer without a packet only when nothing its
+ * responder sent that QP before is still queued: SEND, READ, SEND, SEND
+ * in one pass send the held ACK of the first SEND direct, then the
+ * READ's response as a packet, so the ACK for the last two SENDs follows
+ * it as a packet; all four complete in order, none stale, nothing sent
+ * again.
  */
 static void qpnic_rc_direct_ack_behind_answers(struct kunit *test)
 {
 	/* (an ACK timeout of 1 s: no retransmission meanwhile) */
 	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 18 };
 	static const char * const still[] = {
-		"loopback_direct_acks", "rx_drop_stale_response", "tx_retransmits",
+		"rx_drop_stale_response", "tx_retransmits",
 	};
 	static const enum ib_wc_opcode done[] = {
 		IB_WC_SEND, IB_WC_RDMA_READ, IB_WC_SEND, IB_WC_SEND,
 	};
 	u8 *src = kunit_kzalloc(test, 256, GFP_KERNEL);
 	u8 *dst = kunit_kzalloc(test, 256, GFP_KERNEL);
-	u64 before[ARRAY_SIZE(still)], lo0;
+	u64 before[ARRAY_SIZE(still)], lo0, direct0;
 	struct rc_pair p;
 	struct ib_wc wc;
 	int i, err = 0;
@@ -1190,6 +1198,7 @@ static void qpnic_rc_direct_ack_behind_answers(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(still); i++)
 		before[i] = qpnic_test_counter(test, rc.ibdev, still[i]);
 	lo0 = qpnic_test_counter(test, rc.ibdev, "loopback_packets");
+	direct0 = qpnic_test_counter(test, rc.ibdev, "loopback_direct_acks");
 
 	local_bh_disable();
 	outer = qpnic_kunit_inline_begin(rc.ibdev);
@@ -1212,6 +1221,8 @@ static void qpnic_rc_direct_ack_behind_answers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 256), 0);
 	/* four requests; an ACK, the READ's response and the last ACK */
 	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "loopback_packets") - lo0, 7);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "loopback_direct_acks") -
+			direct0, 1);
 	for (i = 0; i < ARRAY_SIZE(still); i++)
 		KUNIT_EXPECT_EQ_MSG(test, qpnic_test_counter(test, rc.ibdev, still[i]),
 				    before[i], "%s", still[i]);

@@ -204,15 +204,14 @@ static bool qpnic_comp_ack_before(struct qpnic_qp *qp, u32 psn, bool *notify)
  * original value (an ATOMIC ACKNOWLEDGE) into their one 8-byte SGE; an
  * ATOMIC WRITE or a FLUSH gets a READ RESPONSE ONLY with no payload.
  */
-static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
-			      const struct qpnic_pkt *pkt, bool *notify)
+static bool qpnic_comp_atomic(struct qpnic_qp *qp, const struct qpnic_pkt *pkt,
+			      u64 orig, bool *notify)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_send_wqe *wqe = qpnic_comp_head(qp);
 	bool empty = wqe && qpnic_wr_empty_answer(wqe->opcode);
 	bool answer = empty ? pkt->opcode == QPNIC_READ_RESPONSE_ONLY && !pkt->paylen :
 			      pkt->opcode == QPNIC_ATOMIC_ACKNOWLEDGE;
-	u64 orig;
 	int err;
 
 	if (!wqe || !qpnic_is_rd_atomic(wqe) || wqe->opcode == IB_WR_RDMA_READ ||
@@ -223,8 +222,6 @@ static bool qpnic_comp_atomic(struct qpnic_qp *qp, struct sk_buff *skb,
 	if (!empty) {
 		struct qpnic_copy c = { .buf = &orig, .to_mr = true };
 
-		orig = get_unaligned_be64(skb->data +
-			qpnic_hdr_offset(pkt->opcode, QPNIC_OP_ATMACK));
 		err = qpnic_sgl_copy(qdev, qp->ibqp.pd, wqe->sge, wqe->num_sge,
 				     0, sizeof(orig), &c);
 		if (err) {
@@ -356,19 +353,23 @@ void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt)
 {
 	u8 syndrome = 0;
+	u64 orig = 0;
 
 	if (pkt->flags & QPNIC_OP_AETH)
 		syndrome = skb->data[qpnic_hdr_offset(pkt->opcode, QPNIC_OP_AETH)];
-	qpnic_comp_rcv_aeth(qp, skb, pkt, syndrome);
+	if (pkt->flags & QPNIC_OP_ATMACK)
+		orig = get_unaligned_be64(skb->data +
+			qpnic_hdr_offset(pkt->opcode, QPNIC_OP_ATMACK));
+	qpnic_comp_answer(qp, skb, pkt, syndrome, orig);
 }
 
 /*
- * A response whose AETH says @syndrome. @skb is read only for a READ
- * response's or an ATOMIC ACKNOWLEDGE's payload: a plain ACK may come
- * without one (qpnic_loopback_ack()).
+ * A response whose AETH says @syndrome, and for an ATOMIC ACKNOWLEDGE
+ * whose original value is @orig. @skb is read only for a READ
+ * response's payload: an ACK may come without one (qpnic_loopback_ack()).
  */
-void qpnic_comp_rcv_aeth(struct qpnic_qp *qp, struct sk_buff *skb,
-			 const struct qpnic_pkt *pkt, u8 syndrome)
+void qpnic_comp_answer(struct qpnic_qp *qp, struct sk_buff *skb,
+		       const struct qpnic_pkt *pkt, u8 syndrome, u64 orig)
 {
 	struct qpnic_dev *qdev = to_qdev(qp->ibqp.device);
 	struct qpnic_cq *cq = to_qcq(qp->ibqp.send_cq);
@@ -395,7 +396,7 @@ void qpnic_comp_rcv_aeth(struct qpnic_qp *qp, struct sk_buff *skb,
 		progress = qpnic_comp_ack_before(qp, pkt->psn, &notify);
 		wqe = qpnic_comp_head(qp);
 		if (wqe && wqe->opcode != IB_WR_RDMA_READ)
-			progress |= qpnic_comp_atomic(qp, skb, pkt, &notify);
+			progress |= qpnic_comp_atomic(qp, pkt, orig, &notify);
 		else
 			progress |= qpnic_comp_read(qp, skb, pkt, &notify);
 		goto done;

@@ -557,15 +557,16 @@ static void qpnic_loopback_deliver(struct qpnic_dev *qdev)
 }
 
 /*
- * A plain ACK (@f) from a responder of @qdev to one of its own QPs,
- * handed to that QP's completer at once instead of going through the
- * lane as a packet: no skb to allocate, build, queue, parse and free; the
- * counters, the checks and the trace as for the packet. Only when this
- * CPU takes the bit of an empty lane: then nothing the responder sent
- * that QP before is still on its way, and its answers stay in PSN order.
- * A sender that finds the bit held meanwhile is served by the pass this
- * runs at the end of, which goes over the lanes again. False when the
- * ACK must go as a packet. BH off, in a deliverer.
+ * An ACK, a NAK or an ATOMIC ACKNOWLEDGE (@f) from a responder of @qdev
+ * to one of its own QPs, handed to that QP's completer at once instead
+ * of going through the lane as a packet: no skb to allocate, build,
+ * queue, parse and free; the counters, the checks and the trace as for
+ * the packet. Only inside this CPU's inline section of @qdev, whose end
+ * goes over the lanes again (a sender that finds the lane's bit held
+ * meanwhile is not stranded), and only when this CPU takes the bit of
+ * an empty lane: then nothing the responder sent that QP before is
+ * still on its way, and its answers stay in PSN order. False when it
+ * must go as a packet. BH off.
  */
 bool qpnic_loopback_ack(struct qpnic_dev *qdev, const struct qpnic_hdr_fields *f)
 {
@@ -579,11 +580,11 @@ bool qpnic_loopback_ack(struct qpnic_dev *qdev, const struct qpnic_hdr_fields *f
 		.opcode = f->opcode,
 		.hdr_len = qpnic_opcode_hdr_len(f->opcode),
 	};
-	u8 hdr[QPNIC_BTH_LEN + QPNIC_AETH_LEN];
+	u8 hdr[QPNIC_BTH_LEN + QPNIC_AETH_LEN + QPNIC_ATMACK_LEN];
 	bool direct;
 
-	if (f->opcode != QPNIC_ACKNOWLEDGE || READ_ONCE(qpnic_kunit_lo_hook) ||
-	    !skb_queue_empty_lockless(&lane->q) ||
+	if (this_cpu_read(qpnic_loopback_inline) != qdev ||
+	    READ_ONCE(qpnic_kunit_lo_hook) || !skb_queue_empty_lockless(&lane->q) ||
 	    test_and_set_bit_lock(0, &lane->busy))
 		return false;
 	/* (a sender may have queued between the look and the bit) */
@@ -592,12 +593,12 @@ bool qpnic_loopback_ack(struct qpnic_dev *qdev, const struct qpnic_hdr_fields *f
 		if (trace_qpnic_pkt_send_enabled()) {
 			qpnic_hdr_build(hdr, f);
 			trace_qpnic_pkt_send(&qdev->ibdev, hdr,
-					     sizeof(hdr) + QPNIC_ICRC_LEN);
+					     pkt.hdr_len + QPNIC_ICRC_LEN);
 		}
 		qpnic_count(qdev, QPNIC_CNT_TX_PACKETS);
 		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_PACKETS);
 		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_DIRECT_ACKS);
-		qpnic_rcv_ack(qdev, &pkt, f->aeth.syndrome);
+		qpnic_rcv_ack(qdev, &pkt, f->aeth.syndrome, f->atmack_orig);
 	}
 	clear_bit_unlock(0, &lane->busy);
 	/* against a sender that queued and found the bit taken */

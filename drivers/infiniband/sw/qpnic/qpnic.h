@@ -669,7 +669,7 @@ bool qpnic_loopback_ack(struct qpnic_dev *qdev,
 /* recv.c */
 void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback);
 void qpnic_rcv_ack(struct qpnic_dev *qdev, const struct qpnic_pkt *pkt,
-		   u8 syndrome);
+		   u8 syndrome, u64 orig);
 
 /* mem.c: data between MRs and packets */
 struct qpnic_copy {
@@ -709,8 +709,8 @@ struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp);
 void qpnic_comp_cnp(struct qpnic_qp *qp);
 void qpnic_comp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
-void qpnic_comp_rcv_aeth(struct qpnic_qp *qp, struct sk_buff *skb,
-			 const struct qpnic_pkt *pkt, u8 syndrome);
+void qpnic_comp_answer(struct qpnic_qp *qp, struct sk_buff *skb,
+		       const struct qpnic_pkt *pkt, u8 syndrome, u64 orig);
 void qpnic_resp_rcv(struct qpnic_qp *qp, struct sk_buff *skb,
 		    const struct qpnic_pkt *pkt);
 void qpnic_resp_read_work(struct work_struct *work);

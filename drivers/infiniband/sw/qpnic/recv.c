@@ -189,12 +189,12 @@ void qpnic_rcv_dev(struct qpnic_dev *qdev, struct sk_buff *skb, bool loopback)
 }
 
 /*
- * A plain ACK from a responder of @qdev to one of its own QPs, without a
+ * An ACK from a responder of @qdev to one of its own QPs, without a
  * packet (qpnic_loopback_ack()): a packet's checks and counting from the
  * QP on. BH off.
  */
 void qpnic_rcv_ack(struct qpnic_dev *qdev, const struct qpnic_pkt *pkt,
-		   u8 syndrome)
+		   u8 syndrome, u64 orig)
 {
 	struct qpnic_qp *qp = NULL;
 	enum qpnic_counter drop = qpnic_rcv_find_qp(qdev, pkt, &qp);
@@ -202,7 +202,7 @@ void qpnic_rcv_ack(struct qpnic_dev *qdev, const struct qpnic_pkt *pkt,
 	if (drop == QPNIC_NUM_COUNTERS) {
 		qpnic_count(qdev, QPNIC_CNT_RX_PACKETS);
 		trace_qpnic_pkt_recv(&qdev->ibdev, pkt);
-		qpnic_comp_rcv_aeth(qp, NULL, pkt, syndrome);
+		qpnic_comp_answer(qp, NULL, pkt, syndrome, orig);
 	} else {
 		qpnic_drop(qdev, drop, pkt);
 	}

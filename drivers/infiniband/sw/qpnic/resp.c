@@ -968,12 +968,10 @@ static void qpnic_resp_send_cnp(struct qpnic_qp *qp,
 }
 
 /*
- * An ACK, a NAK or an ATOMIC ACKNOWLEDGE. @pass_end: a delivery pass
- * ends (qpnic_resp_ack_batch_end()), where a plain ACK to this device may
- * go to its completer without a packet.
+ * An ACK, a NAK or an ATOMIC ACKNOWLEDGE; to this device, it may go to
+ * its completer without a packet.
  */
-static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out,
-				bool pass_end)
+static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out)
 {
 	struct qpnic_hdr_fields f = {
 		.opcode = QPNIC_ACKNOWLEDGE,
@@ -988,8 +986,7 @@ static void qpnic_resp_send_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out,
 
 	if (out->atomic)
 		f.opcode = QPNIC_ATOMIC_ACKNOWLEDGE;
-	else if (pass_end && out->av.loopback &&
-		 qpnic_loopback_ack(to_qdev(qp->ibqp.device), &f))
+	if (out->av.loopback && qpnic_loopback_ack(to_qdev(qp->ibqp.device), &f))
 		return;
 	skb = qpnic_pkt_alloc(qp, &out->av, &f, 0, &payload);
 	if (skb)
@@ -1227,7 +1224,7 @@ void qpnic_resp_ack_batch_end(void)
 		qp->resp.ack_held = false;
 		spin_unlock_irqrestore(&qp->resp_lock, flags);
 		if (out.ack)
-			qpnic_resp_send_ack(qp, &out, true);
+			qpnic_resp_send_ack(qp, &out);
 		qpnic_qp_put(qp);
 	}
 	b->n = 0;
@@ -1368,9 +1365,9 @@ unlock:
 	if (out.cnp)
 		qpnic_resp_send_cnp(qp, &out);
 	if (held.ack)
-		qpnic_resp_send_ack(qp, &held, false);
+		qpnic_resp_send_ack(qp, &held);
 	if (out.ack)
-		qpnic_resp_send_ack(qp, &out, false);
+		qpnic_resp_send_ack(qp, &out);
 	if (out.empty_read_resp)
 		qpnic_resp_send_empty_read(qp, &out);
 	/* one response per request here, as one ACK; the rest from the work */
