@@ -174,6 +174,14 @@ static void qpnic_rx_bad_packets(struct kunit *test)
 	s.paylen = 8;				/* an ACK carries no payload */
 	qpnic_rx_expect(test, &s, COUNTED("rx_drop_malformed"));
 	s.paylen = 0;
+	/* the completer reads the original value at once: half of it */
+	s.opcode = QPNIC_ATOMIC_ACKNOWLEDGE;
+	s.ext = QPNIC_AETH_LEN + QPNIC_ATMACK_LEN;
+	s.truncate = QPNIC_BTH_LEN + QPNIC_AETH_LEN + 4;
+	qpnic_rx_expect(test, &s, COUNTED("rx_drop_malformed"));
+	s.truncate = 0;
+	s.ext = QPNIC_AETH_LEN;
+	s.opcode = QPNIC_ACKNOWLEDGE;
 	s.pkey = 0x1234;
 	qpnic_rx_expect(test, &s, COUNTED("rx_drop_bad_pkey"));
 	s.pkey = 0x7fff;			/* limited member of the default */
