@@ -487,6 +487,24 @@ EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_hook, QPNIC_KUNIT);
 bool qpnic_kunit_lo_segments;
 EXPORT_SYMBOL_NS_GPL(qpnic_kunit_lo_segments, QPNIC_KUNIT);
 
+/* Take @lane to deliver to its QPs: false when another deliverer has it. */
+static bool qpnic_lo_lane_take(struct qpnic_lo_lane *lane)
+{
+	return !test_and_set_bit_lock(0, &lane->busy);
+}
+
+/* Let @lane go; this CPU looks at it again later (a deliverer's loop). */
+static void qpnic_lo_lane_release(struct qpnic_lo_lane *lane)
+{
+	clear_bit_unlock(0, &lane->busy);
+	/*
+	 * Pairs with the smp_mb() a sender passes between queueing and its
+	 * look at the bit (qpnic_loopback_deliver): either it finds the bit
+	 * clear or this CPU's next look at the lane finds its packet.
+	 */
+	smp_mb__after_atomic();
+}
+
 /*
  * Deliver up to *@budget of @lane's packets, BH off as on the wire path,
  * unless another deliverer holds the lane: that one takes what is queued
@@ -501,7 +519,7 @@ static bool qpnic_loopback_deliver_lane(struct qpnic_dev *qdev,
 	u32 npkts;
 
 	while (*budget && !skb_queue_empty_lockless(&lane->q) &&
-	       !test_and_set_bit_lock(0, &lane->busy)) {
+	       qpnic_lo_lane_take(lane)) {
 		qpnic_resp_ack_batch_begin();
 		while (*budget && (skb = skb_dequeue(&lane->q))) {
 			--*budget;
@@ -513,9 +531,7 @@ static bool qpnic_loopback_deliver_lane(struct qpnic_dev *qdev,
 		}
 		/* (the ACKs it sends queue in other lanes, or this one) */
 		qpnic_resp_ack_batch_end();
-		clear_bit_unlock(0, &lane->busy);
-		/* against a sender that queued and found the bit taken */
-		smp_mb__after_atomic();
+		qpnic_lo_lane_release(lane);
 	}
 	return delivered;
 }
@@ -585,7 +601,7 @@ bool qpnic_loopback_ack(struct qpnic_dev *qdev, const struct qpnic_hdr_fields *f
 
 	if (this_cpu_read(qpnic_loopback_inline) != qdev ||
 	    READ_ONCE(qpnic_kunit_lo_hook) || !skb_queue_empty_lockless(&lane->q) ||
-	    test_and_set_bit_lock(0, &lane->busy))
+	    !qpnic_lo_lane_take(lane))
 		return false;
 	/* (a sender may have queued between the look and the bit) */
 	direct = skb_queue_empty_lockless(&lane->q);
@@ -600,9 +616,7 @@ bool qpnic_loopback_ack(struct qpnic_dev *qdev, const struct qpnic_hdr_fields *f
 		qpnic_count(qdev, QPNIC_CNT_LOOPBACK_DIRECT_ACKS);
 		qpnic_rcv_ack(qdev, &pkt, f->aeth.syndrome, f->atmack_orig);
 	}
-	clear_bit_unlock(0, &lane->busy);
-	/* against a sender that queued and found the bit taken */
-	smp_mb__after_atomic();
+	qpnic_lo_lane_release(lane);
 	return direct;
 }
 
