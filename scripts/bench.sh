@@ -27,7 +27,7 @@ log=$QPNIC_BUILD/bench.log
 # 4-queue virtio-net NICs on a host bridge; B's log has the figures.
 logs=("$log")
 if [ "${BENCH_PAIR:-1}" = 1 ]; then
-	"$QPNIC_TOP/scripts/run-pair.sh" --timeout 3000 --smp 1 --keep-freed-pages --queues 4 \
+	"$QPNIC_TOP/scripts/run-pair.sh" --timeout 3000 --smp 1 --keep-freed-pages --queues 4 --watch 90 \
 		--name benchpair "${prep[0]}" "$initrd" benchpeer benchpeer "$@" ||
 		say "the two-guest run failed (logs: $QPNIC_BUILD/benchpair-a.log, -b.log)"
 	logs+=("$QPNIC_BUILD/benchpair-b.log")

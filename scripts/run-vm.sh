@@ -20,6 +20,10 @@
 #                     allocation and the two closing scans cost it ~40 s)
 #   --share DIR       export the host folder DIR to the guest over 9p
 #                     (virtio), tag "share" (a cache that outlives the guest)
+#   --monitor SOCK    a QEMU human monitor on the unix socket SOCK, and an
+#                     NMI the guest did not expect panics it with a
+#                     backtrace (run-pair.sh --watch asks a silent guest
+#                     what its vCPU runs that way)
 #   --background      run at the lowest host priority (nice 19), on what
 #                     CPU time the other guests leave idle; the guest is
 #                     starved at times, so its lockup and RCU stall
@@ -28,7 +32,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 log="" timeout=1200 mem=3G nic="" quiet=0 init_on_free=1 smp=2 background=0 kmemleak=""
-share=()
+share=() monitor=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--log) log=$2; shift 2 ;;
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
 	--keep-freed-pages) init_on_free=0; shift ;;
 	--smp) smp=$2; shift 2 ;;
 	--background) background=1; shift ;;
+	--monitor) monitor=(-monitor "unix:$2,server=on,wait=off"); shift 2 ;;
 	--no-kmemleak) kmemleak=" kmemleak=off"; shift ;;
 	--share) [ -d "$2" ] || die "--share: no folder $2"
 		share=(-virtfs "local,path=$2,mount_tag=share,security_model=none,multidevs=remap")
@@ -79,6 +84,7 @@ if [ "$background" = 1 ]; then
 else
 	cmdline+=" softlockup_panic=1"
 fi
+[ ${#monitor[@]} -gt 0 ] && cmdline+=" unknown_nmi_panic"
 # (the guest's init says where it is stuck shortly before this kills it)
 cmdline+=" qpnic_deadline=$timeout"
 cmdline+=" qpnic_script=$script${guest_args:+ qpnic_args=$guest_args}"
@@ -101,7 +107,7 @@ for attempt in 1 2; do
 	timeout --foreground -k 10 "$timeout" \
 		"${prio[@]}" qemu-system-x86_64 -accel tcg -cpu max,la57=off,erms=off,fsrm=off -smp "$smp" -m "$mem" -nographic \
 		-no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-		"${netargs[@]}" "${share[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" >"$sink"
+		"${netargs[@]}" "${share[@]}" "${monitor[@]}" </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" >"$sink"
 	qrc=${PIPESTATUS[0]}
 	grep -q '^@@QPNIC-START' "$log" && break
 	[ "$qrc" = 124 ] || [ "$qrc" = 137 ] || [ "$attempt" = 2 ] || [ -n "$nic" ] && break

@@ -19,6 +19,8 @@ drivers=${*:-qpnic rxe siw}
 modprobe ib_uverbs
 modprobe rdma_ucm
 bench() { echo "@@BENCH pair_$1 $2 $3"; }
+# a line every 20 s: run-pair.sh --watch takes a silent guest for stuck
+while sleep 20; do echo "@@ alive at $(cut -d' ' -f1 /proc/uptime) s"; done &
 
 # Both guests go through the same steps. In each, A serves once B says it
 # is ready, and B measures once A says it serves: neither end meets a
@@ -100,7 +102,8 @@ write_q16_spread() { # driver
 		before=$(txq_packets) drops=$(qdisc_drops) counters=$(qpnic_resends)
 	fi
 	pt "$1" write_bw_64k_q16_MBps 4 ib_write_bw -s 65536 -n 200 -q 16
-	[ "$role" = b ] || return
+	# (no counts of a run that never began)
+	[ "$role" = b ] && [ -z "${peer_lost:-}" ] || return
 	after=$(txq_packets)
 	join <(echo "$before" | sort) <(echo "$after" | sort) |
 		while read -r q n0 n1; do bench "txq${q}_packets_write_64k_q16" "$1" $((n1 - n0)); done
@@ -128,14 +131,15 @@ data_path() { # driver
 # goodput of the fastest that lost under 0.5% is the link's bound (the
 # steps go on until one loses more).
 link_limits() {
-	local rate best=0 v
+	local rate best=0 v srv
 	if [ "$role" = a ]; then
 		a_serves || return
 		iperf3 -s >/dev/null 2>&1 &
+		srv=$!
 		a_serving
 		peer_wait "measured $step"
-		kill $!
-		wait 2>/dev/null
+		kill $srv
+		wait $srv 2>/dev/null
 		return
 	fi
 	b_measures || { bench link_tcp_MBps limit failed; return; }

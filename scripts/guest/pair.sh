@@ -79,6 +79,7 @@ res_kept() {
 # waits for it (at most 300 s) and acknowledges, also the repeats a lost
 # acknowledgement brings for a second.
 peer_wait() {
+	[ -z "${peer_lost:-}" ] || return 1
 	python3 - "$me" "$1" <<'PY' ||
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -104,6 +105,7 @@ PY
 		peer_silent "$1"
 }
 peer_tell() {
+	[ -z "${peer_lost:-}" ] || return 1
 	python3 - "$me" "$peer" "$1" <<'PY' ||
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -126,7 +128,11 @@ PY
 # With eth0's own counts per queue: a transmit queue that stopped (the
 # bench's 4-queue link has lost one for good, twice) shows as a
 # tx_timeouts count, and its kicks say whether the guest still rang QEMU.
+# The link or the other guest stopped for good each time one went
+# unheard, so the words after it fail at once (their steps' rows as
+# failed) instead of 300 s each.
 peer_silent() {
+	peer_lost=1
 	result FAIL "peer $role${phase:+ ($phase)}: no word '$1' between the guests within 300 s" \
 		"(last kernel lines: $(kernel_last_lines); eth0: $(ethtool -S eth0 2>/dev/null |
 			awk '$1 ~ /^(rx_queue_[0-9]+_packets|tx_queue_[0-9]+_(packets|kicks|tx_timeouts)):$/ {printf "%s%s ", $1, $2}'))"
