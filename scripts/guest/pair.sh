@@ -114,8 +114,10 @@ s.settimeout(0.2)
 token = sys.argv[3].encode()
 end = time.time() + 300
 while time.time() < end:
-    s.sendto(token, (sys.argv[2], 18660))
     try:
+        # (blocks, and times out, while this guest's own transmit queue
+        # holds the socket's buffer: a stalled link, not a lost word)
+        s.sendto(token, (sys.argv[2], 18660))
         if s.recv(64) == b"ack " + token:
             sys.exit(0)
     except socket.timeout:
@@ -127,14 +129,18 @@ PY
 # (a failure of its own: the step that hung on the other end has its own)
 # With eth0's own counts per queue: a transmit queue that stopped (the
 # bench's 4-queue link has lost one for good, twice) shows as a
-# tx_timeouts count, and its kicks say whether the guest still rang QEMU.
+# tx_timeouts count, and its kicks say whether the guest still rang QEMU;
+# packets its qdisc still holds (backlog) say it stopped on this side.
 # The link or the other guest stopped for good each time one went
 # unheard, so the words after it fail at once (their steps' rows as
 # failed) instead of 300 s each.
 peer_silent() {
+	local counts backlog
 	peer_lost=1
+	counts=$(ethtool -S eth0 2>/dev/null | awk '$1 ~ /^(rx_queue_[0-9]+_packets|tx_queue_[0-9]+_(packets|kicks|tx_timeouts)):$/ {printf "%s%s ", $1, $2}')
+	backlog=$(tc -s qdisc show dev eth0 2>/dev/null | awk '/^qdisc/ {q = $4 == "root" ? "root" : $5}
+		/^ backlog/ {printf "%s:%s ", q, $3}')
 	result FAIL "peer $role${phase:+ ($phase)}: no word '$1' between the guests within 300 s" \
-		"(last kernel lines: $(kernel_last_lines); eth0: $(ethtool -S eth0 2>/dev/null |
-			awk '$1 ~ /^(rx_queue_[0-9]+_packets|tx_queue_[0-9]+_(packets|kicks|tx_timeouts)):$/ {printf "%s%s ", $1, $2}'))"
+		"(last kernel lines: $(kernel_last_lines); eth0: $counts; qdisc backlog: $backlog)"
 	return 1
 }
