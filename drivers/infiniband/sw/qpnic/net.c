@@ -493,7 +493,7 @@ static bool qpnic_lo_lane_take(struct qpnic_lo_lane *lane)
 	return !test_and_set_bit_lock(0, &lane->busy);
 }
 
-/* Let @lane go; this CPU looks at it again later (a deliverer's loop). */
+/* Let @lane go; this CPU looks at it again (its loop, the section's end). */
 static void qpnic_lo_lane_release(struct qpnic_lo_lane *lane)
 {
 	clear_bit_unlock(0, &lane->busy);
