@@ -692,6 +692,75 @@ static void qpnic_rc_retry_exceeded(struct kunit *test)
 	rc_pair_destroy(&p);
 }
 
+static unsigned int rc_wire_lose_all(struct sk_buff *skb)
+{
+	return 0;
+}
+
+/*
+ * The ACK timer is lazy (qpnic_comp_time()): an ACK moves the deadline,
+ * not the timer. Messages acknowledged one after another for longer than
+ * the timeout draw no timeout; a message lost after a ping-pong left the
+ * timer set for an earlier message times out one timeout after it was
+ * sent, not when the timer set for the earlier one runs.
+ */
+static void qpnic_rc_ack_timer_lazy(struct kunit *test)
+{
+	struct rc_opts o = { .type = IB_QPT_RC, .retry_cnt = 7, .timeout = 14 };
+	unsigned long t = max(2UL, nsecs_to_jiffies(4096ULL << 14));
+	u8 *src = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u32 rkey = rc.pd->unsafe_global_rkey;
+	unsigned long start, sent, seen;
+	u64 timeouts;
+	struct rc_pair p;
+	struct ib_wc wc;
+	u64 id = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	rc_pair_init(test, &p, &o);
+	timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
+	start = jiffies;
+	while (time_before(jiffies, start + 3 * t)) {
+		KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src, 64,
+					      dst, rkey, ++id), 0);
+		qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+				  id, &wc);
+		usleep_range(1000, 2000);
+	}
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"),
+			timeouts);
+
+	/*
+	 * Once the timers of those ran out, one more message sets the timer
+	 * again, for one timeout after it; half a timeout later, one is lost.
+	 */
+	msleep(jiffies_to_msecs(2 * t));
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src, 64, dst, rkey,
+				      ++id), 0);
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, id, &wc);
+	msleep(jiffies_to_msecs(t) / 2);
+	rc_fill(src, 64, 9);
+	WRITE_ONCE(qpnic_kunit_lo_hook, rc_wire_lose_all);
+	sent = jiffies;
+	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_RDMA_WRITE, src, 64, dst, rkey,
+				      ++id), 0);
+	while (qpnic_test_counter(test, rc.ibdev, "ack_timeouts") == timeouts &&
+	       time_before(jiffies, sent + 10 * t))
+		usleep_range(200, 400);
+	seen = jiffies;
+	WRITE_ONCE(qpnic_kunit_lo_hook, NULL);
+	KUNIT_EXPECT_GT(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"),
+			timeouts);
+	KUNIT_EXPECT_GE_MSG(test, seen - sent, t, "timed out %lu jiffies after it was sent",
+			    seen - sent);
+	/* the resend after the timeout (or the next) gets through */
+	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_RDMA_WRITE, id, &wc);
+	KUNIT_EXPECT_EQ(test, memcmp(dst, src, 64), 0);
+	rc_pair_destroy(&p);
+}
+
 /* Destroying QPs with traffic in flight and timers armed leaves nothing. */
 static void qpnic_rc_destroy_busy(struct kunit *test)
 {
@@ -2047,6 +2116,7 @@ static struct kunit_case qpnic_rc_cases[] = {
 	KUNIT_CASE(qpnic_rc_atomic_refused),
 	KUNIT_CASE(qpnic_rc_send_with_inv),
 	KUNIT_CASE(qpnic_rc_retry_exceeded),
+	KUNIT_CASE(qpnic_rc_ack_timer_lazy),
 	KUNIT_CASE(qpnic_rc_destroy_busy),
 	KUNIT_CASE(qpnic_rc_error_events),
 	KUNIT_CASE(qpnic_rc_sq_drained),

@@ -46,16 +46,37 @@ static bool qpnic_comp_outstanding(const struct qpnic_qp *qp)
 	return qpnic_psn_diff(qp->req.max_psn, qp->comp.psn) > 0;
 }
 
-/* The requester sent a packet: time it, unless a timer runs already. */
-void qpnic_comp_arm(struct qpnic_qp *qp)
+/*
+ * The ACK timeout is due at @deadline (jiffies) while @timing. The timer
+ * itself is lazy: an ACK only moves the deadline, and a timer left set
+ * for an earlier one finds the later deadline (or none) when it runs and
+ * sets itself again (or not), so a stream of ACKs, or a ping-pong that
+ * leaves nothing outstanding, costs no timer operation per message.
+ * Only a deadline earlier than the timer's sets it at once. Caller holds
+ * the SQ lock.
+ */
+static void qpnic_comp_time(struct qpnic_qp *qp, unsigned long deadline)
 {
-	unsigned long t = qpnic_ack_timeout(qp);
-
-	if (t && !qp->dying && !timer_pending(&qp->comp.retrans_timer))
-		mod_timer(&qp->comp.retrans_timer, jiffies + t);
+	if (qp->dying)
+		return;
+	qp->comp.timing = true;
+	qp->comp.deadline = deadline;
+	timer_reduce(&qp->comp.retrans_timer, deadline);
 }
 
-/* Something was acknowledged: retries start over, the timer too. */
+/* The requester sent a packet: time it, unless a clock runs already. */
+void qpnic_comp_arm(struct qpnic_qp *qp)
+{
+	unsigned long t;
+
+	if (qp->comp.timing)
+		return;
+	t = qpnic_ack_timeout(qp);
+	if (t)
+		qpnic_comp_time(qp, jiffies + t);
+}
+
+/* Something was acknowledged: retries start over, the clock too. */
 static void qpnic_comp_progress(struct qpnic_qp *qp)
 {
 	unsigned long t;
@@ -67,9 +88,9 @@ static void qpnic_comp_progress(struct qpnic_qp *qp)
 	qp->comp.backoff = 0;
 	t = qpnic_ack_timeout(qp);
 	if (!qpnic_comp_outstanding(qp))
-		del_timer(&qp->comp.retrans_timer);
-	else if (t && !qp->dying)
-		mod_timer(&qp->comp.retrans_timer, jiffies + t);
+		qp->comp.timing = false;
+	else if (t)
+		qpnic_comp_time(qp, jiffies + t);
 	qpnic_comp_sqd_ask(qp);
 }
 
@@ -90,9 +111,9 @@ static bool qpnic_comp_probe_due(const struct qpnic_qp *qp)
  */
 void qpnic_comp_sqd_ask(struct qpnic_qp *qp)
 {
-	if (qp->state == IB_QPS_SQD && !qp->dying && qpnic_ack_timeout(qp) &&
+	if (qp->state == IB_QPS_SQD && qpnic_ack_timeout(qp) &&
 	    qpnic_comp_probe_due(qp))
-		mod_timer(&qp->comp.retrans_timer, jiffies);
+		qpnic_comp_time(qp, jiffies);
 }
 
 /*
@@ -420,6 +441,7 @@ void qpnic_comp_answer(struct qpnic_qp *qp, struct sk_buff *skb,
 				     qp->comp.rnr_retries);
 		qpnic_req_rewind(qp, pkt->psn);
 		qp->req.paused = true;
+		qp->comp.timing = false;
 		del_timer(&qp->comp.retrans_timer);
 		mod_timer(&qp->comp.resume_timer, jiffies +
 			  max(1UL, usecs_to_jiffies(qpnic_rnr_usecs[syndrome & 0x1f])));
@@ -471,7 +493,16 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
-	if (!qp->dying && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
+	if (qp->dying || !qp->comp.timing)
+		goto out;
+	if (time_before(jiffies, qp->comp.deadline)) {
+		/* set for an earlier deadline an ACK has moved since */
+		mod_timer(&qp->comp.retrans_timer, qp->comp.deadline);
+		goto out;
+	}
+	/* the resend that follows starts the clock again */
+	qp->comp.timing = false;
+	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
 	    qpnic_comp_outstanding(qp)) {
 		if (qpnic_comp_probe_due(qp)) {
 			/* send it again, asking: no retry is spent */

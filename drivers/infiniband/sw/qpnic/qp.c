@@ -545,6 +545,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.rewound = false;
 		qp->comp.probed = false;
+		qp->comp.timing = false;
 		qp->comp.backoff = 0;
 		qp->comp.retries = qp->attr.retry_cnt;
 		qp->comp.rnr_retries = qp->attr.rnr_retry;

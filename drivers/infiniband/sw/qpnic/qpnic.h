@@ -437,7 +437,9 @@ struct qpnic_qp {
 		u32 rewound_psn;	/* the last go-back point ... */
 		bool rewound;		/* ... taken since the last progress */
 		bool probed;		/* a tail was resent to ask for its ACK */
-		struct timer_list retrans_timer;
+		bool timing;		/* the ACK timeout is due at @deadline */
+		unsigned long deadline;	/* (jiffies) */
+		struct timer_list retrans_timer;	/* lazy: qpnic_comp_time() */
 		struct timer_list resume_timer;
 	} comp;
 	/* flushes and raises events after the transport changed the state */
