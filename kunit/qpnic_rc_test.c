@@ -506,14 +506,19 @@ static void qpnic_rc_refused_by_host(struct kunit *test)
 
 /*
  * No receive WQE: the responder sends RNR NAKs and the requester waits
- * and retries (rnr_retry 7: for ever) until one is posted; with
- * rnr_retry 0 the SEND fails at the first RNR NAK.
+ * and retries (rnr_retry 7: for ever) until one is posted, for longer
+ * than its ACK timeout without one timing out (an RNR wait stops the
+ * ACK clock); with rnr_retry 0 the SEND fails at the first RNR NAK.
  */
 static void qpnic_rc_rnr(struct kunit *test)
 {
 	u8 *buf = kunit_kzalloc(test, 2048, GFP_KERNEL);
 	u64 rnr = qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks");
-	struct rc_opts o = { .type = IB_QPT_RC, .rnr_retry = 7, .retry_cnt = 7 };
+	u64 timeouts = qpnic_test_counter(test, rc.ibdev, "ack_timeouts");
+	struct rc_opts o = { .type = IB_QPT_RC, .rnr_retry = 7, .retry_cnt = 7,
+			     .timeout = 14 };
+	unsigned long t = max(2UL, nsecs_to_jiffies(4096ULL << 14));
+	unsigned long start;
 	struct rc_pair p;
 	struct ib_wc wc;
 	int i;
@@ -521,12 +526,15 @@ static void qpnic_rc_rnr(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	rc_pair_init(test, &p, &o);
 	rc_fill(buf, 1024, 9);
+	start = jiffies;
 	KUNIT_ASSERT_EQ(test, rc_post(p.a, IB_WR_SEND, buf, 1024, NULL, 0, 7), 0);
 	/* the SEND waits, NAKed again and again, until there is a receive */
-	for (i = 0; i < 2000 && qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks") < rnr + 2;
+	for (i = 0; i < 2000 && (qpnic_test_counter(test, rc.ibdev, "tx_rnr_naks") < rnr + 2 ||
+				 time_before(jiffies, start + 2 * t));
 	     i++)
 		usleep_range(500, 1000);
 	KUNIT_EXPECT_EQ(test, qpnic_test_poll(p.cq_a, &wc, 0), 0);
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, rc.ibdev, "ack_timeouts"), timeouts);
 	KUNIT_ASSERT_EQ(test, rc_post_recv(p.b, buf + 1024, 1024, 70), 0);
 	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_RECV, 70, &wc);
 	qpnic_test_expect(test, p.cq_a, IB_WC_SUCCESS, IB_WC_SEND, 7, &wc);

@@ -441,8 +441,7 @@ void qpnic_comp_answer(struct qpnic_qp *qp, struct sk_buff *skb,
 				     qp->comp.rnr_retries);
 		qpnic_req_rewind(qp, pkt->psn);
 		qp->req.paused = true;
-		qp->comp.timing = false;
-		del_timer(&qp->comp.retrans_timer);
+		qp->comp.timing = false;	/* a timer still set ends at once */
 		mod_timer(&qp->comp.resume_timer, jiffies +
 			  max(1UL, usecs_to_jiffies(qpnic_rnr_usecs[syndrome & 0x1f])));
 		goto out;
