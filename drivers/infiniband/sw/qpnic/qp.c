@@ -560,6 +560,7 @@ static void qpnic_qp_set_state(struct qpnic_qp *qp, enum ib_qp_state state,
 		qp->resp.ack_held = false;
 		qp->resp.wqe_valid = false;
 		qp->resp.next_res = 0;
+		qp->resp.num_sending = 0;
 		if (qp->resp.res)
 			memset(qp->resp.res, 0, qp->resp.num_res *
 			       sizeof(*qp->resp.res));
@@ -824,6 +825,7 @@ static int qpnic_qp_size_res(struct qpnic_qp *qp, u32 max_dest_rd_atomic)
 	swap(qp->resp.res, res);
 	qp->resp.num_res = n;
 	qp->resp.next_res = 0;
+	qp->resp.num_sending = 0;
 	spin_unlock_irq(&qp->resp_lock);
 	kfree(res);
 	return 0;

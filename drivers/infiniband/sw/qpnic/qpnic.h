@@ -483,6 +483,7 @@ struct qpnic_qp {
 		struct qpnic_resp_res *res;
 		u32 num_res;
 		u32 next_res;		/* the oldest: the one to reuse next */
+		u32 num_sending;	/* resources with @sending set */
 		struct work_struct read_work;	/* sends READ responses */
 		unsigned long read_busy;	/* bit 0: a context sends them */
 	} resp;

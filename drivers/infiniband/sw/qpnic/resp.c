@@ -502,6 +502,23 @@ put:
 }
 
 /*
+ * Set whether @res has answers due, keeping the QP's count of such
+ * resources, which spares the request path a look at every resource.
+ * Caller holds resp_lock.
+ */
+static void qpnic_resp_res_set_sending(struct qpnic_qp *qp,
+				       struct qpnic_resp_res *res, bool sending)
+{
+	if (res->sending == sending)
+		return;
+	res->sending = sending;
+	if (sending)
+		qp->resp.num_sending++;
+	else
+		qp->resp.num_sending--;
+}
+
+/*
  * The responder resource to use for a new READ or atomic: the oldest, which
  * a requester keeping to max_rd_atomic is done with (one that is not loses
  * it, and asks again). Caller holds resp_lock; NULL for a QP without any.
@@ -516,6 +533,7 @@ static struct qpnic_resp_res *qpnic_resp_res_new(struct qpnic_qp *qp,
 		return NULL;
 	res = &qp->resp.res[qp->resp.next_res];
 	qp->resp.next_res = (qp->resp.next_res + 1) % qp->resp.num_res;
+	qpnic_resp_res_set_sending(qp, res, false);
 	memset(res, 0, sizeof(*res));
 	res->type = type;
 	res->first_psn = psn;
@@ -576,7 +594,7 @@ static bool qpnic_resp_read(struct qpnic_qp *qp, struct sk_buff *skb,
 	res->mtu = qp->mtu;
 	/* the MSN counts this READ once its responses go */
 	res->msn = (qp->resp.msn + 1) & 0xffffff;
-	res->sending = true;
+	qpnic_resp_res_set_sending(qp, res, true);
 	out->read_work = true;
 	return true;
 }
@@ -736,9 +754,9 @@ static struct qpnic_resp_res *qpnic_resp_res_sending(struct qpnic_qp *qp)
 	struct qpnic_resp_res *res;
 	u32 i;
 
-	for (i = 0; i < qp->resp.num_res; i++) {
+	for (i = 0; qp->resp.num_sending && i < qp->resp.num_res; i++) {
 		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
-		if (res->type != QPNIC_RES_FREE && res->sending)
+		if (res->sending)
 			return res;
 	}
 	return NULL;
@@ -792,7 +810,7 @@ next_res:
 		rp->f.aeth.syndrome = QPNIC_AETH_ACK_CREDITS;
 		rp->f.aeth.msn = res->msn;
 		rp->f.atmack_orig = res->orig;
-		res->sending = false;
+		qpnic_resp_res_set_sending(qp, res, false);
 		claimed = true;
 		goto out;
 	}
@@ -820,7 +838,7 @@ next_res:
 				      QPNIC_READ_RESPONSE_MIDDLE;
 	res->next += rp->npkts;
 	if (last) {
-		res->sending = false;
+		qpnic_resp_res_set_sending(qp, res, false);
 		res->restarted = false;
 	}
 	if (rp->len) {
@@ -828,7 +846,7 @@ next_res:
 				    IB_ACCESS_REMOTE_READ, &rp->ref)) {
 			ibdev_dbg(&qdev->ibdev, "QP %u: READ at PSN %u: R_Key %#x is gone, READ ends\n",
 				  qp->ibqp.qp_num, rp->f.psn, res->rkey);
-			res->sending = false;
+			qpnic_resp_res_set_sending(qp, res, false);
 			goto next_res;
 		}
 	}
@@ -1077,7 +1095,7 @@ static void qpnic_resp_duplicate_read(struct qpnic_qp *qp, struct sk_buff *skb,
 		res->restarted = true;
 	}
 	res->next = next;
-	res->sending = true;
+	qpnic_resp_res_set_sending(qp, res, true);
 	out->read_work = true;
 }
 
@@ -1132,7 +1150,6 @@ static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out
 {
 	enum qpnic_res_type type = QPNIC_RES_FREE;
 	struct qpnic_resp_res *res;
-	u32 i;
 
 	if (out->empty_read_resp)
 		type = QPNIC_RES_EMPTY_ANSWER;
@@ -1140,17 +1157,14 @@ static void qpnic_resp_defer_ack(struct qpnic_qp *qp, struct qpnic_resp_out *out
 		return;
 	else if (out->atomic)
 		type = QPNIC_RES_ATOMIC;
-	for (i = 0; i < qp->resp.num_res; i++)
-		if (qp->resp.res[i].type != QPNIC_RES_FREE && qp->resp.res[i].sending)
-			break;
-	if (i == qp->resp.num_res)
+	if (!qp->resp.num_sending)
 		return;
 	if (type != QPNIC_RES_FREE) {
 		res = qpnic_resp_res_find(qp, type, out->psn);
 		if (!res || res->first_psn != out->psn)
 			return;
 		res->msn = out->msn;
-		res->sending = true;
+		qpnic_resp_res_set_sending(qp, res, true);
 		/* (a duplicate's answer covers no ACK of a later request) */
 		if (qpnic_psn_diff(qp->resp.deferred_psn, out->psn) < 0)
 			qp->resp.ack_deferred = false;
