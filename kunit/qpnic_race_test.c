@@ -7,7 +7,8 @@
  * RC, a wire that loses ACKs makes retransmissions overlap the
  * completions, with the send queue refilled the moment a slot comes back.
  * Every message that arrives is checked byte for byte: its immediate data
- * names the buffer and length it was sent from.
+ * names the buffer and length it was sent from. And MR lookups, which
+ * take no lock, against dereg_mr.
  *
  * Races like these are rare on two CPUs. To make them likely within
  * seconds, a kprobe slows down every packet's skb allocation while a case
@@ -432,6 +433,103 @@ static void qpnic_race_rc_retransmit_complete_repost(struct kunit *test)
 		   atomic_read(&c->posted), atomic_read(&c->received), retrans);
 }
 
+/*
+ * MR lookups without a lock against dereg_mr: a thread looks up the key of
+ * the MR the test registers, deregisters and registers again. A kretprobe
+ * on xa_load() holds that thread for a while between finding the MR and
+ * taking its reference, so the MR is often deregistered in between: its
+ * count then refuses the reference, and the memory must still be there to
+ * refuse it (KASAN reports the read of a freed MR).
+ */
+struct race_mr_ctx {
+	struct task_struct *looker;
+	u32 key;		/* the key to look up */
+	atomic_t found, missed;
+};
+
+static struct race_mr_ctx *race_mr;
+
+static int race_mr_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct race_mr_ctx *m = READ_ONCE(race_mr);
+
+	return !m || current != m->looker;	/* nonzero: not this call */
+}
+
+static int race_mr_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	udelay(get_random_u32_below(20));
+	return 0;
+}
+
+static struct kretprobe race_mr_kretprobe = {
+	.kp.symbol_name = "xa_load",
+	.entry_handler = race_mr_entry,
+	.handler = race_mr_ret,
+	.maxactive = 4,
+};
+
+static int race_mr_looker(void *arg)
+{
+	struct race_mr_ctx *m = arg;
+
+	while (!kthread_should_stop()) {
+		if (qpnic_kunit_mr_lookup(race.pd, READ_ONCE(m->key)))
+			atomic_inc(&m->found);
+		else
+			atomic_inc(&m->missed);
+		cond_resched();
+	}
+	return 0;
+}
+
+static struct ib_mr *race_mr_reg(struct kunit *test)
+{
+	struct ib_mr *mr = race.ibdev->ops.get_dma_mr(race.pd, IB_ACCESS_LOCAL_WRITE);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	mr->device = race.ibdev;
+	mr->pd = race.pd;
+	mr->type = IB_MR_TYPE_DMA;
+	return mr;
+}
+
+static void qpnic_race_mr_lookup_dereg(struct kunit *test)
+{
+	struct race_mr_ctx *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	unsigned long end = jiffies + msecs_to_jiffies(RACE_MS);
+	struct ib_mr *mr;
+	int cycles = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	if (!IS_ENABLED(CONFIG_KRETPROBES))
+		kunit_skip(test, "needs CONFIG_KRETPROBES to widen the race");
+	mr = race_mr_reg(test);
+	m->key = mr->lkey;
+	m->looker = kthread_run(race_mr_looker, m, "qpnic_mr_looker");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->looker));
+	WRITE_ONCE(race_mr, m);
+	KUNIT_ASSERT_EQ(test, register_kretprobe(&race_mr_kretprobe), 0);
+	while (time_before(jiffies, end)) {
+		udelay(get_random_u32_below(30));
+		KUNIT_EXPECT_EQ(test, race.ibdev->ops.dereg_mr(mr, NULL), 0);
+		mr = race_mr_reg(test);
+		WRITE_ONCE(m->key, mr->lkey);
+		cycles++;
+	}
+	kthread_stop(m->looker);
+	unregister_kretprobe(&race_mr_kretprobe);
+	WRITE_ONCE(race_mr, NULL);
+	KUNIT_EXPECT_FALSE(test, qpnic_kunit_mr_lookup(race.pd, mr->lkey ^ 1));
+	KUNIT_EXPECT_TRUE(test, qpnic_kunit_mr_lookup(race.pd, mr->lkey));
+	KUNIT_EXPECT_EQ(test, race.ibdev->ops.dereg_mr(mr, NULL), 0);
+	/* both outcomes, many times over: the lookups did race the deregs */
+	KUNIT_EXPECT_GE(test, atomic_read(&m->found), 100);
+	KUNIT_EXPECT_GE(test, atomic_read(&m->missed), 100);
+	kunit_info(test, "%d registrations; lookups: %d found, %d too late\n",
+		   cycles, atomic_read(&m->found), atomic_read(&m->missed));
+}
+
 static int qpnic_race_suite_init(struct kunit_suite *suite)
 {
 	int err;
@@ -473,6 +571,7 @@ static void qpnic_race_suite_exit(struct kunit_suite *suite)
 static struct kunit_case qpnic_race_cases[] = {
 	KUNIT_CASE(qpnic_race_ud_flush_reset_repost),
 	KUNIT_CASE(qpnic_race_rc_retransmit_complete_repost),
+	KUNIT_CASE(qpnic_race_mr_lookup_dereg),
 	{}
 };
 

@@ -11,6 +11,7 @@
 #include <linux/skbuff.h>
 
 struct ib_device;
+struct ib_pd;
 struct net_device;
 
 int qpnic_device_add(const char *name, struct net_device *ndev,
@@ -56,5 +57,7 @@ extern bool qpnic_kunit_lo_segments;
  */
 bool qpnic_kunit_inline_begin(struct ib_device *ibdev);
 void qpnic_kunit_inline_end(struct ib_device *ibdev);
+/* Whether @key names an MR of @pd now (looked up as a packet's SGE is). */
+bool qpnic_kunit_mr_lookup(struct ib_pd *pd, u32 key);
 
 #endif /* QPNIC_EXPORT_H */

@@ -95,20 +95,21 @@ static void qpnic_mr_free(struct qpnic_dev *qdev, struct qpnic_mr *mr)
 }
 
 /*
- * The MR at @key's index, with a reference, from any context. The
- * reference is taken under the xarray's lock; dereg_mr unpublishes, then
- * waits for it.
+ * The MR at @key's index, with a reference, from any context, without a
+ * lock every lookup of the device would share: dereg_mr unpublishes, waits
+ * for the references, and frees the MR only after an RCU grace period,
+ * so one found just before it went can still be looked at (its count,
+ * at 0 then, refuses the reference).
  */
 static struct qpnic_mr *qpnic_mr_ref(struct qpnic_dev *qdev, u32 key)
 {
 	struct qpnic_mr *mr;
-	unsigned long flags;
 
-	xa_lock_irqsave(&qdev->mrs, flags);
+	rcu_read_lock();
 	mr = xa_load(&qdev->mrs, key >> 8);
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
-	xa_unlock_irqrestore(&qdev->mrs, flags);
+	rcu_read_unlock();
 	return mr;
 }
 
@@ -177,6 +178,18 @@ void qpnic_mr_put(struct qpnic_mr *mr)
 		atomic_dec(&mr->inflight);
 	qpnic_mr_unref(mr);
 }
+
+/* KUnit: whether @key names an MR of @pd now (looked up and let go). */
+bool qpnic_kunit_mr_lookup(struct ib_pd *pd, u32 key)
+{
+	struct qpnic_mr *mr = qpnic_mr_lookup(to_qdev(pd->device), pd, key,
+					      0, 0, 0);
+
+	if (mr)
+		qpnic_mr_put(mr);
+	return mr;
+}
+EXPORT_SYMBOL_NS_GPL(qpnic_kunit_mr_lookup, QPNIC_KUNIT);
 
 /*
  * The user MR @lkey names, for a window of @pd to bind to over [@addr,
@@ -345,7 +358,7 @@ int qpnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kfree(mr->page_list);
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
-	kfree(mr);
+	kfree_rcu(mr, rcu);	/* (qpnic_mr_ref) */
 	atomic_dec(&qdev->num_mr);
 	return 0;
 }

@@ -540,6 +540,7 @@ struct qpnic_mr {
 	u32 map_offset;			/* the first byte's offset in its page */
 	u32 reg_pages;			/* at REG_MR: pages of the registration */
 	u32 reg_offset;
+	struct rcu_head rcu;		/* frees it past lookups (qpnic_mr_ref) */
 };
 
 /*
