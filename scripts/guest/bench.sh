@@ -89,8 +89,14 @@ perf_line() { # dev program args...
 		>/tmp/perf-srv.log 2>&1 &
 	srv=$!
 	sleep 1
-	line=$(${PERF_PIN:+taskset -c 1} timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer 2>&1 | perftest_result $units)
+	${PERF_PIN:+taskset -c 1} timeout 120 "$prog" -d "$dev" "${conn[@]}" -F -p 18700 "$@" $peer \
+		>/tmp/perf-cli.log 2>&1
 	wait "$srv"
+	line=$(perftest_result $units </tmp/perf-cli.log)
+	# a run without a figure says why in the log (the row says "failed")
+	[ -n "$line" ] || { echo "$prog $*: no figure; client, then server:";
+		tail -n 4 /tmp/perf-cli.log; tail -n 4 /tmp/perf-srv.log; } |
+		sed 's/^/@@ /' >&2
 	echo "$line"
 }
 
