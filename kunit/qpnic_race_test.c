@@ -485,12 +485,9 @@ static int race_mr_looker(void *arg)
 
 static struct ib_mr *race_mr_reg(struct kunit *test)
 {
-	struct ib_mr *mr = race.ibdev->ops.get_dma_mr(race.pd, IB_ACCESS_LOCAL_WRITE);
+	struct ib_mr *mr = qpnic_test_dma_mr(race.pd, IB_ACCESS_LOCAL_WRITE);
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	mr->device = race.ibdev;
-	mr->pd = race.pd;
-	mr->type = IB_MR_TYPE_DMA;
 	return mr;
 }
 
@@ -511,7 +508,7 @@ static void qpnic_race_mr_lookup_dereg(struct kunit *test)
 	WRITE_ONCE(race_mr, m);
 	KUNIT_ASSERT_EQ(test, register_kretprobe(&race_mr_kretprobe), 0);
 	while (time_before(jiffies, end)) {
-		udelay(get_random_u32_below(30));
+		udelay(get_random_u32_below(60));
 		KUNIT_EXPECT_EQ(test, race.ibdev->ops.dereg_mr(mr, NULL), 0);
 		mr = race_mr_reg(test);
 		WRITE_ONCE(m->key, mr->lkey);

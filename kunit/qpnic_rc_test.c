@@ -2079,15 +2079,12 @@ static int qpnic_rc_suite_init(struct kunit_suite *suite)
 		goto err_dev;
 	}
 	/* ib_alloc_pd's global rkey allows no atomics: a DMA MR that does */
-	rc.atomic_mr = rc.ibdev->ops.get_dma_mr(rc.pd, IB_ACCESS_LOCAL_WRITE |
-						IB_ACCESS_REMOTE_ATOMIC);
+	rc.atomic_mr = qpnic_test_dma_mr(rc.pd, IB_ACCESS_LOCAL_WRITE |
+					 IB_ACCESS_REMOTE_ATOMIC);
 	if (IS_ERR(rc.atomic_mr)) {
 		err = PTR_ERR(rc.atomic_mr);
 		goto err_pd;
 	}
-	rc.atomic_mr->device = rc.ibdev;
-	rc.atomic_mr->pd = rc.pd;
-	rc.atomic_mr->type = IB_MR_TYPE_DMA;
 	return 0;
 
 err_pd:

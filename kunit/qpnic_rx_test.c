@@ -321,12 +321,9 @@ static void qpnic_rx_payload_length(struct kunit *test)
 /* A DMA MR of rx.pd with @access (ib_alloc_pd gave rx.pd no rkey). */
 static struct ib_mr *qpnic_rx_dma_mr(struct kunit *test, int access)
 {
-	struct ib_mr *mr = rx.ibdev->ops.get_dma_mr(rx.pd, access);
+	struct ib_mr *mr = qpnic_test_dma_mr(rx.pd, access);
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	mr->device = rx.ibdev;
-	mr->pd = rx.pd;
-	mr->type = IB_MR_TYPE_DMA;
 	return mr;
 }
 

@@ -288,4 +288,21 @@ static inline int qpnic_test_gid0(struct ib_device *ibdev, union ib_gid *gid)
 	return err;
 }
 
+/*
+ * A DMA MR of @pd with @access, through the driver's own op (the global
+ * rkey ib_alloc_pd can give allows no atomics), set up as the core would
+ * set it up; an ERR_PTR if the driver refuses. Freed by ops.dereg_mr.
+ */
+static inline struct ib_mr *qpnic_test_dma_mr(struct ib_pd *pd, int access)
+{
+	struct ib_mr *mr = pd->device->ops.get_dma_mr(pd, access);
+
+	if (!IS_ERR(mr)) {
+		mr->device = pd->device;
+		mr->pd = pd;
+		mr->type = IB_MR_TYPE_DMA;
+	}
+	return mr;
+}
+
 #endif /* QPNIC_TEST_UTIL_H */
