@@ -131,7 +131,7 @@ srp_data_here() {
 # sg_offset, several MRs per command), then with never_register=1 (the
 # PD's global rkey).
 phase_srp() {
-	local before after m
+	local before after m watcher
 	if ! have_modules ib_srp ib_srpt target_core_file; then
 		result SKIP "$t SRP" "ib_srp, ib_srpt or target_core_file not in this kernel"
 		return
@@ -146,8 +146,12 @@ phase_srp() {
 			modprobe ib_srp never_register=1
 		fi
 		check "$t SRP ($m): ib_srp logs in over rdma_cm" srp_login qpnic0 10.0.0.1
+		# (a stall leaves the QPs and counters in the log for whoever reads it)
+		(sleep 40; dump_state "SRP ($m) data still moving after 40 s") &
+		watcher=$!
 		check "$t SRP ($m): $ULP_MIB MiB written and read back equal (host and target file)" \
 			srp_data_here
+		kill $watcher 2>/dev/null
 		check "$t SRP ($m): log out" srp_logout
 		rmmod ib_srp
 	done
