@@ -754,7 +754,9 @@ static struct qpnic_resp_res *qpnic_resp_res_sending(struct qpnic_qp *qp)
 	struct qpnic_resp_res *res;
 	u32 i;
 
-	for (i = 0; qp->resp.num_sending && i < qp->resp.num_res; i++) {
+	if (!qp->resp.num_sending)
+		return NULL;
+	for (i = 0; i < qp->resp.num_res; i++) {
 		res = &qp->resp.res[(qp->resp.next_res + i) % qp->resp.num_res];
 		if (res->sending)
 			return res;
