@@ -44,10 +44,11 @@ struct fr_mr {
 	struct scatterlist sg[FR_PAGES];
 };
 
-static void fr_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn)
+static void fr_connect(struct kunit *test, struct ib_qp *qp, u32 dqpn,
+		       u8 timeout)
 {
 	const struct qpnic_test_rc_path path = {
-		.dgid = &fr.gid, .psn = 100, .rd_atomic = 4, .timeout = 12,
+		.dgid = &fr.gid, .psn = 100, .rd_atomic = 4, .timeout = timeout,
 		.retry_cnt = 7, .rnr_retry = 7,
 		.access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
 	};
@@ -69,7 +70,9 @@ static struct ib_qp *fr_qp(struct kunit *test, struct ib_cq *cq)
 	return qp;
 }
 
-static void fr_pair_init(struct kunit *test, struct fr_pair *p)
+/* A pair whose local ACK timeout is @timeout (4.096 us * 2^timeout). */
+static void fr_pair_init_timeout(struct kunit *test, struct fr_pair *p,
+				 u8 timeout)
 {
 	p->cq_a = ib_create_cq(fr.ibdev, NULL, NULL, NULL,
 			       &(struct ib_cq_init_attr){ .cqe = 64 });
@@ -79,8 +82,13 @@ static void fr_pair_init(struct kunit *test, struct fr_pair *p)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(p->cq_b));
 	p->a = fr_qp(test, p->cq_a);
 	p->b = fr_qp(test, p->cq_b);
-	fr_connect(test, p->a, p->b->qp_num);
-	fr_connect(test, p->b, p->a->qp_num);
+	fr_connect(test, p->a, p->b->qp_num, timeout);
+	fr_connect(test, p->b, p->a->qp_num, timeout);
+}
+
+static void fr_pair_init(struct kunit *test, struct fr_pair *p)
+{
+	fr_pair_init_timeout(test, p, 12);
 }
 
 static void fr_pair_destroy(struct fr_pair *p)
@@ -633,6 +641,74 @@ static void qpnic_frwr_in_order(struct kunit *test)
 }
 
 /*
+ * rdma_rw's chain per MR puts a LOCAL_INV right behind an unsignaled
+ * WRITE (ib_srpt posts one per page for an initiator that registers
+ * nothing). The LOCAL_INV waits for the WRITE's ACK: a WRITE posted with
+ * it behind asks for the ACK on the wire, and a LOCAL_INV posted once
+ * the WRITE went sends it again at once, asking (a probe). With an ACK
+ * timeout of 1 s, neither may wait for the timeout; the first may not
+ * even probe. (Each waited 0.54 s, and an SRP test of 16 MiB minutes.)
+ */
+static void qpnic_frwr_inv_behind_unasked_write(struct kunit *test)
+{
+	u8 *src = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	struct ib_sge sge;
+	struct ib_rdma_wr write;
+	struct ib_send_wr inv;
+	unsigned long start;
+	struct fr_pair p;
+	struct fr_mr m;
+	struct ib_wc wc;
+	u64 probes;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	fr_mr_init(test, &m, fr.pd, 0);
+	fr_pair_init_timeout(test, &p, 18);
+	sge = (struct ib_sge){ .addr = (uintptr_t)src, .length = PAGE_SIZE,
+			       .lkey = fr.pd->local_dma_lkey };
+	write = (struct ib_rdma_wr){
+		.wr = { .wr_id = 2, .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1, .next = &inv },
+		.remote_addr = (uintptr_t)dst, .rkey = fr.pd->unsafe_global_rkey,
+	};
+	inv = (struct ib_send_wr){ .wr_id = 3, .opcode = IB_WR_LOCAL_INV,
+				   .send_flags = IB_SEND_SIGNALED };
+
+	/* posted together: the WRITE asks, nothing is probed */
+	memset(src, 0x5a, PAGE_SIZE);
+	inv.ex.invalidate_rkey = fr_register(test, &p, m.mr, 1);
+	probes = qpnic_test_counter(test, fr.ibdev, "ack_probes");
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, ib_post_send(p.b, &write.wr, NULL), 0);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 3, &wc);
+	KUNIT_EXPECT_LT(test, jiffies - start, msecs_to_jiffies(300));
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, fr.ibdev, "ack_probes"),
+			probes);
+	KUNIT_EXPECT_TRUE(test, !memcmp(dst, src, PAGE_SIZE));
+
+	/* the LOCAL_INV after the WRITE landed: it probes at once */
+	memset(src, 0xa5, PAGE_SIZE);
+	inv.ex.invalidate_rkey = fr_register(test, &p, m.mr, 4);
+	write.wr.next = NULL;
+	KUNIT_ASSERT_EQ(test, ib_post_send(p.b, &write.wr, NULL), 0);
+	for (i = 0; i < 1000 && memcmp(dst, src, PAGE_SIZE); i++)
+		usleep_range(500, 1000);
+	KUNIT_ASSERT_TRUE(test, !memcmp(dst, src, PAGE_SIZE));
+	start = jiffies;
+	KUNIT_ASSERT_EQ(test, ib_post_send(p.b, &inv, NULL), 0);
+	qpnic_test_expect(test, p.cq_b, IB_WC_SUCCESS, IB_WC_LOCAL_INV, 3, &wc);
+	KUNIT_EXPECT_LT(test, jiffies - start, msecs_to_jiffies(300));
+	KUNIT_EXPECT_EQ(test, qpnic_test_counter(test, fr.ibdev, "ack_probes"),
+			probes + 1);
+	fr_expect_none(test, p.cq_b);
+	fr_pair_destroy(&p);
+	fr_mr_destroy(&m);
+}
+
+/*
  * The race of an invalidation against a copy into its MR, made to happen:
  * a kprobe on qpnic_mr_copy() (the access passed its lookup) sees a copy
  * into fr_race.mr, tells a work item waiting on the other CPU to post a
@@ -800,6 +876,7 @@ static struct kunit_case qpnic_frwr_cases[] = {
 	KUNIT_CASE(qpnic_frwr_remote_inv_refused),
 	KUNIT_CASE(qpnic_frwr_chains_and_flush),
 	KUNIT_CASE(qpnic_frwr_in_order),
+	KUNIT_CASE(qpnic_frwr_inv_behind_unasked_write),
 	KUNIT_CASE(qpnic_frwr_inv_waits_for_copy),
 	{}
 };

@@ -149,6 +149,29 @@ static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn, const char *cause)
 	qpnic_req_rewind(qp, psn);
 }
 
+/* Send what is outstanding again, asking for the ACK: no retry is spent. */
+static void qpnic_comp_probe(struct qpnic_qp *qp)
+{
+	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_PROBES);
+	qp->comp.probed = true;
+	qp->comp.rewound = false;
+	qpnic_comp_rewind(qp, qp->comp.psn, "ACK probe");
+}
+
+/*
+ * A LOCAL_INV waits for what was sent to complete, and none of that
+ * asked for an ACK (the LOCAL_INV was posted after it went): probe now,
+ * not at the ACK timeout. True when the requester went back to resend.
+ * Caller holds the SQ lock.
+ */
+bool qpnic_comp_probe_now(struct qpnic_qp *qp)
+{
+	if (!qpnic_ack_timeout(qp) || !qpnic_comp_probe_due(qp))
+		return false;
+	qpnic_comp_probe(qp);
+	return true;
+}
+
 /*
  * Everything up to and including @psn is acknowledged: complete the SENDs
  * and WRITEs it covers. A READ or an atomic at the head is answered by
@@ -504,11 +527,7 @@ static void qpnic_retrans_timeout(struct timer_list *t)
 	if ((qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD) &&
 	    qpnic_comp_outstanding(qp)) {
 		if (qpnic_comp_probe_due(qp)) {
-			/* send it again, asking: no retry is spent */
-			qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_PROBES);
-			qp->comp.probed = true;
-			qp->comp.rewound = false;
-			qpnic_comp_rewind(qp, qp->comp.psn, "ACK probe");
+			qpnic_comp_probe(qp);
 			kick = true;
 			goto out;
 		}

@@ -707,6 +707,7 @@ void qpnic_req_complete_locked(struct qpnic_qp *qp,
 void qpnic_req_rewind(struct qpnic_qp *qp, u32 psn);
 void qpnic_comp_init(struct qpnic_qp *qp);
 void qpnic_comp_stop(struct qpnic_qp *qp);
+bool qpnic_comp_probe_now(struct qpnic_qp *qp);
 void qpnic_comp_sqd_ask(struct qpnic_qp *qp);
 void qpnic_comp_arm(struct qpnic_qp *qp);
 struct qpnic_send_wqe *qpnic_comp_head(struct qpnic_qp *qp);

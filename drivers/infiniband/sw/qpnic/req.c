@@ -251,11 +251,11 @@ static bool qpnic_is_local_op(const struct qpnic_send_wqe *wqe)
  * follows it in the SQ sees its effect. LOCAL_INV is fenced: it waits
  * until everything before it completed, so none of that can still use
  * the key. A local operation executes once: one passed again after a
- * rewind is skipped. It completes
- * now if it is the head, else when the WQEs before it do. Returns 1 when
- * it moved on, 0 when the WQE is not a local operation to execute (a
- * failed one completes as marked), -EAGAIN when it must wait. Caller
- * holds the SQ lock.
+ * rewind is skipped. It completes now if it is the head, else when the
+ * WQEs before it do. Returns 1 when the requester moved on (or back, to
+ * probe what a LOCAL_INV waits for), 0 when the WQE is not a local
+ * operation to execute (a failed one completes as marked), -EAGAIN when
+ * it must wait. Caller holds the SQ lock.
  */
 static int qpnic_req_local(struct qpnic_qp *qp, bool *notify)
 {
@@ -267,8 +267,9 @@ static int qpnic_req_local(struct qpnic_qp *qp, bool *notify)
 	if (!qpnic_is_local_op(wqe) || wqe->status != IB_WC_SUCCESS)
 		return 0;
 	if (!wqe->local_done) {
+		/* (what it waits for, unasked, is sent again asking) */
 		if (wqe->opcode == IB_WR_LOCAL_INV && !head)
-			return -EAGAIN;
+			return qpnic_comp_probe_now(qp) ? 1 : -EAGAIN;
 		if (wqe->opcode == IB_WR_REG_MR) {
 			status = qpnic_mr_fast_reg(qp, wqe);
 		} else if (wqe->opcode == IB_WR_BIND_MW) {
@@ -304,6 +305,20 @@ static bool qpnic_req_window_full(const struct qpnic_qp *qp, u32 psn)
 }
 
 /*
+ * Whether the WQE after the one being sent is a LOCAL_INV, which waits
+ * for it to complete (see qpnic_req_local()). rdma_rw chains LOCAL_INV,
+ * REG_MR and an unsignaled WRITE per MR; unasked, each WRITE's ACK came
+ * only after the ACK timeout's probe. Caller holds the SQ lock.
+ */
+static bool qpnic_req_inv_follows(struct qpnic_qp *qp)
+{
+	u32 after = (qp->req.next + 1) & qp->sq.queue.wrap;
+
+	return after != qpnic_sq_end(qp) &&
+	       qpnic_sq_wqe(qp, after)->opcode == IB_WR_LOCAL_INV;
+}
+
+/*
  * Whether a packet asks for an ACK: one due by its PSN, or the end of a
  * message someone waits for. Asking at least every half window means
  * that whatever was sent since the last ask fits in the window even
@@ -317,10 +332,12 @@ static bool qpnic_req_window_full(const struct qpnic_qp *qp, u32 psn)
  * stream of small unsignaled messages, what bandwidth tests and ULPs
  * post, then draws an ACK per 64 PSNs instead of one per message: on a
  * link, half the packets. A tail nothing asked for is sent again,
- * asking, when the ACK timer finds it (qpnic_retrans_timeout()), so this
- * needs an ACK timeout; resends and SQD's last messages always ask.
+ * asking, when the ACK timer finds it (qpnic_retrans_timeout()), so
+ * this needs an ACK timeout; resends, SQD's last messages and a
+ * message a LOCAL_INV waits for always ask (a LOCAL_INV posted after the
+ * tail went probes at once).
  */
-static bool qpnic_req_ackreq(const struct qpnic_qp *qp,
+static bool qpnic_req_ackreq(struct qpnic_qp *qp,
 			     const struct qpnic_send_wqe *wqe, u32 psn,
 			     u32 npkts, bool last)
 {
@@ -338,7 +355,8 @@ static bool qpnic_req_ackreq(const struct qpnic_qp *qp,
 	return (wqe->send_flags & IB_SEND_SIGNALED) ||
 	       qp->state != IB_QPS_RTS || !qp->attr.timeout ||
 	       qpnic_psn_diff(psn, qp->req.max_psn) < 0 ||
-	       started + 1 >= qp->sq.queue.capacity / 2;
+	       started + 1 >= qp->sq.queue.capacity / 2 ||
+	       qpnic_req_inv_follows(qp);
 }
 
 /*
