@@ -149,13 +149,19 @@ static void qpnic_comp_rewind(struct qpnic_qp *qp, u32 psn, const char *cause)
 	qpnic_req_rewind(qp, psn);
 }
 
-/* Send what is outstanding again, asking for the ACK: no retry is spent. */
+/*
+ * Send the last packet sent again, asking for the ACK: no retry is spent.
+ * An ACK is cumulative, so its answer acknowledges the whole tail, and a
+ * responder that missed some of the tail NAKs the first it missed
+ * (go-back-N from there): the rest need not go again.
+ */
 static void qpnic_comp_probe(struct qpnic_qp *qp)
 {
 	qpnic_count(to_qdev(qp->ibqp.device), QPNIC_CNT_ACK_PROBES);
 	qp->comp.probed = true;
 	qp->comp.rewound = false;
-	qpnic_comp_rewind(qp, qp->comp.psn, "ACK probe");
+	qpnic_comp_rewind(qp, (qp->req.max_psn - 1) & QPNIC_PSN_MASK,
+			  "ACK probe");
 }
 
 /*

@@ -331,9 +331,9 @@ static bool qpnic_req_inv_follows(struct qpnic_qp *qp)
  * WR's, one due by PSN, or one as the SQ fills) acknowledges it too. A
  * stream of small unsignaled messages, what bandwidth tests and ULPs
  * post, then draws an ACK per 64 PSNs instead of one per message: on a
- * link, half the packets. A tail nothing asked for is sent again,
- * asking, when the ACK timer finds it (qpnic_retrans_timeout()), so
- * this needs an ACK timeout; resends, SQD's last messages and a
+ * link, half the packets. A tail nothing asked for is asked for by
+ * the ACK timer (qpnic_retrans_timeout() sends its last packet again),
+ * so this needs an ACK timeout; resends, SQD's last messages and a
  * message a LOCAL_INV waits for always ask (a LOCAL_INV posted after the
  * tail went probes at once).
  */
