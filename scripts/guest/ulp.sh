@@ -49,6 +49,17 @@ dump_state() {
 	grep . /sys/class/infiniband/qpnic0/ports/1/hw_counters/* | sed 's|.*/||'
 }
 
+# check ARGS..., dumping qpnic0's state if it still runs after SECS (a
+# stall leaves the QPs and counters in the log for whoever reads it).
+check_watched() { # secs check-args...
+	local secs=$1 watcher
+	shift
+	(sleep "$secs"; dump_state "$1 still running after $secs s") &
+	watcher=$!
+	check "$@"
+	kill $watcher 2>/dev/null
+}
+
 phase_nvme() {
 	local before after
 	if ! have_modules nvme-rdma nvmet-rdma; then
@@ -61,10 +72,8 @@ phase_nvme() {
 	check "$t nvme-rdma host connects" nvme_connect 10.0.0.1
 	check "$t NVMe-oF: $ULP_MIB MiB written and read back equal (host and target file)" nvme_data
 	if command -v fio >/dev/null; then
-		(sleep 20; dump_state "fio still running after 20 s") &
-		watcher=$!
-		check "$t NVMe-oF: fio randwrite 4 jobs depth 32, verify=crc32c" nvme_fio
-		kill $watcher 2>/dev/null
+		check_watched 20 "$t NVMe-oF: fio randwrite 4 jobs depth 32, verify=crc32c" \
+			nvme_fio
 	else
 		result FAIL "$t NVMe-oF: fio" "fio is not installed in the guest"
 	fi
@@ -131,7 +140,7 @@ srp_data_here() {
 # sg_offset, several MRs per command), then with never_register=1 (the
 # PD's global rkey).
 phase_srp() {
-	local before after m watcher
+	local before after m
 	if ! have_modules ib_srp ib_srpt target_core_file; then
 		result SKIP "$t SRP" "ib_srp, ib_srpt or target_core_file not in this kernel"
 		return
@@ -146,12 +155,9 @@ phase_srp() {
 			modprobe ib_srp never_register=1
 		fi
 		check "$t SRP ($m): ib_srp logs in over rdma_cm" srp_login qpnic0 10.0.0.1
-		# (a stall leaves the QPs and counters in the log for whoever reads it)
-		(sleep 40; dump_state "SRP ($m) data still moving after 40 s") &
-		watcher=$!
-		check "$t SRP ($m): $ULP_MIB MiB written and read back equal (host and target file)" \
+		check_watched 40 \
+			"$t SRP ($m): $ULP_MIB MiB written and read back equal (host and target file)" \
 			srp_data_here
-		kill $watcher 2>/dev/null
 		check "$t SRP ($m): log out" srp_logout
 		rmmod ib_srp
 	done
