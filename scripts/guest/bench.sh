@@ -116,6 +116,7 @@ fifth_n() { # program args...
 
 perf() { # driver dev metric column program args...
 	local drv=$1 dev=$2 metric=$3 col=$4 v t0 t1 s0 s1 line short per unit
+	local cpu_metric
 	local -a fifth
 	shift 4
 	t0=$(busy_ticks)
@@ -137,14 +138,16 @@ perf() { # driver dev metric column program args...
 	*_Mpps*) per=mmsg unit=_Mpps ;;
 	*) return ;;
 	esac
+	cpu_metric="cpu_s_per_${per}_${metric%%"$unit"*}${metric##*"$unit"}"
+	# (no figure: no second run, which could only wait out its timeout too)
+	[ -n "$v" ] || { bench "$cpu_metric" "$drv" failed; return; }
 	mapfile -t fifth < <(fifth_n "$@")
 	s0=$(busy_ticks)
 	short=$(perf_line "$dev" "${fifth[@]}")
 	s1=$(busy_ticks)
-	printf '%s\n%s\n' "${line:-x}" "${short:-x}" |
+	printf '%s\n%s\n' "$line" "${short:-x}" |
 		awk -v t=$((t1 - t0 - (s1 - s0))) -v hz="$(getconf CLK_TCK)" \
-		-v per=$per -v d="$drv" \
-		-v m="cpu_s_per_${per}_${metric%%"$unit"*}${metric##*"$unit"}" \
+		-v per=$per -v d="$drv" -v m="$cpu_metric" \
 		'{ n[NR] = $2 + 0 > 0 ? (per == "gb" ? $1 * $2 / 1e9 : $2 / 1e6) : 0 }
 		 END { moved = n[1] - n[2]
 		       if (n[1] > 0 && n[2] > 0 && moved > 0 && t > 0)
